@@ -1,0 +1,24 @@
+#include "generations.hpp"
+
+#include <new>
+
+#include "hash.hpp"
+
+namespace pgmemo {
+
+Generations Generations::initialize(void *counters) noexcept {
+    auto *slots = static_cast<std::atomic<uint64_t> *>(counters);
+    for (uint32_t i = 0; i < kSlots; i++) new (&slots[i]) std::atomic<uint64_t>(1);
+    return Generations(slots);
+}
+
+Generations Generations::attach(void *counters) noexcept {
+    return Generations(static_cast<std::atomic<uint64_t> *>(counters));
+}
+
+uint32_t Generations::slot_of(uint32_t dbid, GenerationKind kind, uint32_t oid) noexcept {
+    uint64_t h = hash_mix((uint64_t(dbid) << 32) | uint64_t(kind), oid);
+    return uint32_t(h & (kSlots - 1));
+}
+
+}  // namespace pgmemo

@@ -1,0 +1,85 @@
+// Generation counters: the clock that invalidation runs on.
+//
+// Every watched object (a table, a view, a schema, the set of routines of a
+// database) maps to one 64-bit counter, picked by hashing (database, kind,
+// object id) into a fixed array. A committed write bumps its counter; a cache
+// entry remembers the counters it read before its snapshot and is valid only
+// while they are unchanged (docs/consistency.md).
+//
+// Two objects may share a counter. That only makes one's writes invalidate
+// the other's entries too: over-invalidation is safe, under-invalidation is
+// not, and a fixed array needs no locks, no allocation and no capacity limit.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace pgmemo {
+
+enum class GenerationKind : uint32_t {
+    Relation = 1,   // a table, partition or view, by pg_class OID
+    Namespace = 2,  // a schema, by pg_namespace OID: name resolution changed
+    Routines = 3,   // all functions of a database (object id 0)
+};
+
+// One dependency of a cache entry: which counter, and its value when read.
+struct DepStamp {
+    uint32_t slot;
+    uint32_t reserved;
+    uint64_t generation;
+};
+
+class Generations {
+public:
+    static constexpr uint32_t kSlots = 1u << 16;
+
+    static size_t shared_size() noexcept { return sizeof(std::atomic<uint64_t>) * kSlots; }
+
+    // counters points at shared_size() bytes; initialize once, attach often.
+    static Generations initialize(void *counters) noexcept;
+    static Generations attach(void *counters) noexcept;
+
+    static uint32_t slot_of(uint32_t dbid, GenerationKind kind, uint32_t oid) noexcept;
+
+    uint64_t read(uint32_t slot) const noexcept {
+        return counters_[slot].load(std::memory_order_seq_cst);
+    }
+    void bump(uint32_t slot) noexcept { counters_[slot].fetch_add(1, std::memory_order_seq_cst); }
+
+    // True when every stamp still matches its counter.
+    bool all_current(const DepStamp *deps, uint32_t ndeps) const noexcept {
+        for (uint32_t i = 0; i < ndeps; i++)
+            if (read(deps[i].slot) != deps[i].generation) return false;
+        return true;
+    }
+
+private:
+    explicit Generations(std::atomic<uint64_t> *counters) : counters_(counters) {}
+    std::atomic<uint64_t> *counters_;
+};
+
+// A backend's own set of counters its transaction has written. Held in memory
+// the caller owns (it grows in a trigger, where failing is still allowed).
+struct SlotSetView {
+    const uint32_t *slots = nullptr;
+    uint32_t count = 0;
+    uint64_t filter = 0;  // bit (slot % 64) set for every member: quick "no"
+
+    static uint64_t filter_bit(uint32_t slot) noexcept { return uint64_t(1) << (slot & 63); }
+
+    bool contains(uint32_t slot) const noexcept {
+        if (!(filter & filter_bit(slot))) return false;
+        for (uint32_t i = 0; i < count; i++)
+            if (slots[i] == slot) return true;
+        return false;
+    }
+    bool intersects(const DepStamp *deps, uint32_t ndeps) const noexcept {
+        if (count == 0) return false;
+        for (uint32_t i = 0; i < ndeps; i++)
+            if (contains(deps[i].slot)) return true;
+        return false;
+    }
+};
+
+}  // namespace pgmemo

@@ -1,0 +1,77 @@
+#include "stats.hpp"
+
+#include <cstring>
+#include <new>
+
+#include "hash.hpp"
+
+namespace pgmemo {
+
+namespace {
+constexpr uint32_t kEmpty = 0, kClaiming = 1, kReady = 2;
+
+bool is_gauge(int c) { return c == kEntries || c == kBytes; }
+}  // namespace
+
+StatsTable StatsTable::initialize(void *mem, uint32_t nslots, int64_t now) noexcept {
+    auto *slots = static_cast<StatsSlot *>(mem);
+    for (uint32_t i = 0; i < nslots; i++) {
+        StatsSlot *s = new (&slots[i]) StatsSlot;
+        s->state.store(kEmpty, std::memory_order_relaxed);
+        s->dbid = 0;
+        s->name_hash = 0;
+        std::memset(s->name, 0, sizeof s->name);
+        s->stats_reset.store(now, std::memory_order_relaxed);
+        for (auto &c : s->counters) c.store(0, std::memory_order_relaxed);
+    }
+    std::strncpy(slots[kOverflowSlot].name, kOverflowName, kMaxCacheNameLen);
+    slots[kOverflowSlot].state.store(kReady, std::memory_order_release);
+    return StatsTable(slots, nslots);
+}
+
+StatsTable StatsTable::attach(void *mem, uint32_t nslots) noexcept {
+    return StatsTable(static_cast<StatsSlot *>(mem), nslots);
+}
+
+uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len,
+                                   int64_t now) noexcept {
+    uint64_t h = hash_mix(dbid, hash_bytes(name, len));
+    uint32_t usable = nslots_ - 1;  // slot 0 is the overflow row
+    if (usable == 0) return kOverflowSlot;
+
+    for (uint32_t probe = 0; probe < usable; probe++) {
+        uint32_t i = 1 + uint32_t((h + probe) % usable);
+        StatsSlot &s = slots_[i];
+        uint32_t state = s.state.load(std::memory_order_acquire);
+        if (state == kEmpty) {
+            uint32_t expected = kEmpty;
+            if (s.state.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel)) {
+                s.dbid = dbid;
+                s.name_hash = h;
+                std::memset(s.name, 0, sizeof s.name);
+                std::memcpy(s.name, name, len);
+                s.stats_reset.store(now, std::memory_order_relaxed);
+                s.state.store(kReady, std::memory_order_release);
+                return i;
+            }
+            state = expected;
+        }
+        // A claimer writes a few fields and publishes; nothing in between can
+        // fail, so this wait is a handful of instructions long.
+        while (state == kClaiming) state = s.state.load(std::memory_order_acquire);
+        if (s.name_hash == h && s.dbid == dbid && std::strlen(s.name) == len &&
+            std::memcmp(s.name, name, len) == 0)
+            return i;
+    }
+    return kOverflowSlot;
+}
+
+void StatsTable::reset_counters(int64_t now) noexcept {
+    for (uint32_t i = 0; i < nslots_; i++) {
+        for (int c = 0; c < kCounterCount; c++)
+            if (!is_gauge(c)) slots_[i].counters[c].store(0, std::memory_order_relaxed);
+        slots_[i].stats_reset.store(now, std::memory_order_relaxed);
+    }
+}
+
+}  // namespace pgmemo

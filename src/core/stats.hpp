@@ -1,0 +1,79 @@
+// Per-(database, cache name) counters, in shared memory.
+//
+// Locking: none. A slot is claimed once with a compare-and-swap on its state
+// and never moves or disappears afterwards, so readers need no lock; every
+// counter is an atomic. This keeps counting off the index locks entirely.
+// Slot 0 is reserved for the overflow row "(other)", used once every slot is
+// claimed.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace pgmemo {
+
+enum Counter : int {
+    kCalls,
+    kHits,
+    kMisses,
+    kComputations,
+    kBypasses,
+    kInvalidations,
+    kEvictions,
+    kTooLarge,
+    kComputeNanos,  // total time spent computing
+    kEntries,       // gauge: entries now stored
+    kBytes,         // gauge: arena bytes those entries use
+    kCounterCount
+};
+
+constexpr size_t kMaxCacheNameLen = 63;
+
+struct StatsSlot {
+    std::atomic<uint32_t> state;  // 0 empty, 1 being claimed, 2 ready
+    uint32_t dbid;
+    uint64_t name_hash;
+    char name[kMaxCacheNameLen + 1];
+    std::atomic<int64_t> stats_reset;  // opaque timestamp from the caller
+    std::atomic<uint64_t> counters[kCounterCount];
+};
+
+class StatsTable {
+public:
+    static constexpr uint32_t kOverflowSlot = 0;
+    static constexpr const char *kOverflowName = "(other)";
+
+    static size_t shared_size(uint32_t nslots) noexcept { return sizeof(StatsSlot) * nslots; }
+    static StatsTable initialize(void *mem, uint32_t nslots, int64_t now) noexcept;
+    static StatsTable attach(void *mem, uint32_t nslots) noexcept;
+
+    // The slot for (dbid, name), claiming a free one if needed. Names longer
+    // than kMaxCacheNameLen must be rejected by the caller.
+    uint32_t find_or_claim(uint32_t dbid, const char *name, size_t len, int64_t now) noexcept;
+
+    void add(uint32_t slot, Counter c, uint64_t n = 1) noexcept {
+        slots_[slot].counters[c].fetch_add(n, std::memory_order_relaxed);
+    }
+    void sub(uint32_t slot, Counter c, uint64_t n) noexcept {
+        slots_[slot].counters[c].fetch_sub(n, std::memory_order_relaxed);
+    }
+    uint64_t get(uint32_t slot, Counter c) const noexcept {
+        return slots_[slot].counters[c].load(std::memory_order_relaxed);
+    }
+    bool ready(uint32_t slot) const noexcept {
+        return slots_[slot].state.load(std::memory_order_acquire) == 2;
+    }
+    const StatsSlot &slot(uint32_t i) const noexcept { return slots_[i]; }
+    uint32_t size() const noexcept { return nslots_; }
+
+    // Zeroes every counter but the gauges (entries, bytes).
+    void reset_counters(int64_t now) noexcept;
+
+private:
+    StatsTable(StatsSlot *slots, uint32_t nslots) : slots_(slots), nslots_(nslots) {}
+    StatsSlot *slots_;
+    uint32_t nslots_;
+};
+
+}  // namespace pgmemo

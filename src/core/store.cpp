@@ -1,0 +1,348 @@
+#include "store.hpp"
+
+#include <boost/interprocess/managed_external_buffer.hpp>
+#include <cstring>
+#include <new>
+
+#include "result_format.hpp"
+
+namespace pgmemo {
+
+namespace bip = boost::interprocess;
+
+// rbtree_best_fit<null_mutex_family>: Boost locks nothing; the allocator
+// lock in StoreLocks serializes every call into it.
+using Arena = bip::managed_external_buffer;
+using SegmentManager = Arena::segment_manager;
+
+enum class Removal { Keep, Dropped, Evicted, Invalidated };
+
+namespace {
+constexpr size_t kCacheLine = 64;
+constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+}  // namespace
+
+struct Store::Shared {
+    StoreConfig cfg;
+    uint64_t segment_offset;            // segment manager, from the arena start
+    std::atomic<uint64_t> clock_hand;   // next bucket the eviction sweep visits
+    std::atomic<uint64_t> entries;      // entries linked in the index
+    std::atomic<uint64_t> evictions;    // entries evicted for space, ever
+    // Bucket heads (arena offsets, 0 = empty). Written under the bucket's
+    // partition lock; read under it, or racily as a hint by the sweep.
+    std::atomic<uint64_t> buckets[1];
+};
+
+struct Store::Entry {
+    uint64_t next;  // arena offset of the next entry on the chain, 0 = end
+    uint64_t hash;
+    uint64_t alloc_bytes;
+    uint32_t key_len;
+    uint32_t ndeps;
+    uint32_t meta_len;
+    uint32_t payload_len;
+    uint32_t stats_slot;
+    std::atomic<uint8_t> referenced;             // CLOCK bit, set by hits
+    std::atomic<uint8_t> invalidation_counted;   // stats count it once
+    uint8_t reserved[2];
+
+    char *body() { return reinterpret_cast<char *>(this + 1); }
+    const char *body() const { return reinterpret_cast<const char *>(this + 1); }
+    const char *key() const { return body(); }
+    const DepStamp *deps() const {
+        return reinterpret_cast<const DepStamp *>(body() + align8(key_len));
+    }
+    const char *meta() const {
+        return reinterpret_cast<const char *>(deps() + ndeps);
+    }
+    const char *payload() const { return meta() + align8(meta_len); }
+};
+
+static_assert(sizeof(DepStamp) == 16, "DepStamp layout");
+static_assert(alignof(std::atomic<uint64_t>) == 8, "atomics in shared memory");
+
+size_t Store::header_size(const StoreConfig &cfg) noexcept {
+    return align_up(offsetof(Shared, buckets) + sizeof(uint64_t) * cfg.nbuckets, kCacheLine);
+}
+
+size_t Store::shared_size(const StoreConfig &cfg) noexcept {
+    // One extra cache line so the arena can start aligned wherever mem is.
+    return header_size(cfg) + kCacheLine + cfg.arena_bytes;
+}
+
+char *Store::arena_start(void *mem, const StoreConfig &cfg) noexcept {
+    auto addr = reinterpret_cast<uintptr_t>(mem) + header_size(cfg);
+    return reinterpret_cast<char *>(align_up(addr, kCacheLine));
+}
+
+bool Store::initialize(void *mem, const StoreConfig &cfg) noexcept {
+    if (cfg.nbuckets == 0 || (cfg.nbuckets & (cfg.nbuckets - 1)) || cfg.npartitions == 0 ||
+        (cfg.npartitions & (cfg.npartitions - 1)) || cfg.npartitions > cfg.nbuckets)
+        return false;
+    auto *sh = static_cast<Shared *>(mem);
+    sh->cfg = cfg;
+    new (&sh->clock_hand) std::atomic<uint64_t>(0);
+    new (&sh->entries) std::atomic<uint64_t>(0);
+    new (&sh->evictions) std::atomic<uint64_t>(0);
+    for (uint32_t i = 0; i < cfg.nbuckets; i++) new (&sh->buckets[i]) std::atomic<uint64_t>(0);
+
+    char *arena = arena_start(mem, cfg);
+    try {
+        Arena buffer(bip::create_only, arena, cfg.arena_bytes);
+        sh->segment_offset = uint64_t(reinterpret_cast<char *>(buffer.get_segment_manager()) - arena);
+        // The buffer object only points at the segment; dropping it leaves
+        // the segment in place for every process to use.
+    } catch (...) {
+        return false;
+    }
+    return true;
+}
+
+Store::Store(void *mem, Generations gens, StatsTable stats, StoreLocks *locks) noexcept
+    : shared_(static_cast<Shared *>(mem)),
+      arena_(arena_start(mem, static_cast<Shared *>(mem)->cfg)),
+      gens_(gens),
+      stats_(stats),
+      locks_(locks) {}
+
+static SegmentManager *segment(char *arena, uint64_t offset) {
+    return reinterpret_cast<SegmentManager *>(arena + offset);
+}
+
+Store::Entry *Store::entry_at(uint64_t offset) const noexcept {
+    return offset ? reinterpret_cast<Entry *>(arena_ + offset) : nullptr;
+}
+
+uint64_t Store::offset_of(const Entry *e) const noexcept {
+    return e ? uint64_t(reinterpret_cast<const char *>(e) - arena_) : 0;
+}
+
+uint32_t Store::partition_of(uint64_t hash) const noexcept {
+    return uint32_t(hash & (shared_->cfg.npartitions - 1));
+}
+
+bool Store::entry_is_current(const Entry *e) const noexcept {
+    return gens_.all_current(e->deps(), e->ndeps);
+}
+
+uint64_t Store::entry_size(const EntryParts &p) noexcept {
+    return sizeof(Entry) + align8(p.key_len) + sizeof(DepStamp) * uint64_t(p.ndeps) +
+           align8(p.meta_len) + align8(p.payload_len);
+}
+
+LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len,
+                           const SlotSetView &own_writes, HitSink &sink) noexcept {
+    uint32_t bucket = uint32_t(hash & (shared_->cfg.nbuckets - 1));
+    uint32_t part = partition_of(hash);
+    LookupStatus status = LookupStatus::Miss;
+
+    locks_->lock_partition(part, false);
+    for (Entry *e = entry_at(shared_->buckets[bucket].load(std::memory_order_relaxed)); e;
+         e = entry_at(e->next)) {
+        if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0)
+            continue;
+        if (!entry_is_current(e)) {
+            uint8_t expected = 0;
+            if (e->invalidation_counted.compare_exchange_strong(expected, 1))
+                stats_.add(e->stats_slot, kInvalidations);
+            status = LookupStatus::Stale;
+        } else if (own_writes.intersects(e->deps(), e->ndeps)) {
+            status = LookupStatus::OwnWrites;
+        } else if (sink.accept(e->meta(), e->meta_len, e->payload(), e->payload_len)) {
+            // Write the CLOCK bit only when it changes: hits stay read-only
+            // on the entry's cache line in the steady state.
+            if (!e->referenced.load(std::memory_order_relaxed))
+                e->referenced.store(1, std::memory_order_relaxed);
+            status = LookupStatus::Hit;
+        } else {
+            status = LookupStatus::SinkFailed;
+        }
+        break;
+    }
+    locks_->unlock_partition(part);
+    return status;
+}
+
+void *Store::allocate(uint64_t bytes) noexcept {
+    locks_->lock_allocator();
+    void *mem = segment(arena_, shared_->segment_offset)->allocate(bytes, std::nothrow);
+    locks_->unlock_allocator();
+    return mem;
+}
+
+// Frees a chain of unlinked entries (linked through next).
+void Store::release(Entry *chain) noexcept {
+    if (!chain) return;
+    locks_->lock_allocator();
+    SegmentManager *sm = segment(arena_, shared_->segment_offset);
+    while (chain) {
+        Entry *next = entry_at(chain->next);
+        sm->deallocate(chain);
+        chain = next;
+    }
+    locks_->unlock_allocator();
+}
+
+void Store::account_removed(Entry *e, Removal reason) noexcept {
+    stats_.sub(e->stats_slot, kEntries, 1);
+    stats_.sub(e->stats_slot, kBytes, e->alloc_bytes);
+    shared_->entries.fetch_sub(1, std::memory_order_relaxed);
+    if (reason == Removal::Evicted) {
+        stats_.add(e->stats_slot, kEvictions);
+        shared_->evictions.fetch_add(1, std::memory_order_relaxed);
+    } else if (reason == Removal::Invalidated) {
+        uint8_t expected = 0;
+        if (e->invalidation_counted.compare_exchange_strong(expected, 1))
+            stats_.add(e->stats_slot, kInvalidations);
+    }
+}
+
+// Unlinks the entries of one bucket for which should_remove(entry) returns a
+// reason other than Keep, then frees them after the partition lock is
+// released. Returns the number removed; adds their sizes to *freed.
+template <class ShouldRemove>
+uint64_t Store::sweep_bucket(uint32_t bucket, ShouldRemove should_remove, uint64_t *freed) noexcept {
+    if (shared_->buckets[bucket].load(std::memory_order_relaxed) == 0) return 0;  // hint only
+
+    uint32_t part = bucket & (shared_->cfg.npartitions - 1);
+    Entry *removed = nullptr;
+    uint64_t count = 0;
+
+    locks_->lock_partition(part, true);
+    std::atomic<uint64_t> *link_head = &shared_->buckets[bucket];
+    uint64_t *link = nullptr;  // the previous entry's next, once past the head
+    Entry *e = entry_at(link_head->load(std::memory_order_relaxed));
+    while (e) {
+        Entry *next = entry_at(e->next);
+        Removal reason = should_remove(e);
+        if (reason != Removal::Keep) {
+            if (link)
+                *link = e->next;
+            else
+                link_head->store(e->next, std::memory_order_relaxed);
+            account_removed(e, reason);
+            *freed += e->alloc_bytes;
+            e->next = offset_of(removed);
+            removed = e;
+            count++;
+        } else {
+            link = &e->next;
+        }
+        e = next;
+    }
+    locks_->unlock_partition(part);
+
+    release(removed);
+    return count;
+}
+
+bool Store::evict_for(uint64_t bytes) noexcept {
+    uint64_t freed = 0;
+    uint64_t nbuckets = shared_->cfg.nbuckets;
+    // Two full turns of the hand: the first may only clear referenced bits.
+    for (uint64_t visited = 0; visited < 2 * nbuckets && freed < bytes; visited++) {
+        uint64_t b = shared_->clock_hand.fetch_add(1, std::memory_order_relaxed) & (nbuckets - 1);
+        sweep_bucket(uint32_t(b),
+                     [this](Entry *e) {
+                         if (!entry_is_current(e)) return Removal::Invalidated;
+                         if (e->referenced.load(std::memory_order_relaxed)) {
+                             e->referenced.store(0, std::memory_order_relaxed);
+                             return Removal::Keep;
+                         }
+                         return Removal::Evicted;
+                     },
+                     &freed);
+    }
+    return freed > 0;
+}
+
+InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes) noexcept {
+    uint64_t bytes = entry_size(p);
+    if (bytes > max_entry_bytes || bytes > shared_->cfg.arena_bytes / 2) return InsertStatus::TooLarge;
+
+    void *mem = allocate(bytes);
+    // Fragmentation can leave no hole big enough even after freeing that
+    // many bytes, so keep evicting while eviction still frees something.
+    while (!mem && evict_for(bytes)) mem = allocate(bytes);
+    if (!mem) return InsertStatus::NoSpace;
+
+    auto *e = new (mem) Entry;
+    e->next = 0;
+    e->hash = p.hash;
+    e->alloc_bytes = bytes;
+    e->key_len = p.key_len;
+    e->ndeps = p.ndeps;
+    e->meta_len = p.meta_len;
+    e->payload_len = p.payload_len;
+    e->stats_slot = p.stats_slot;
+    e->referenced.store(1, std::memory_order_relaxed);
+    e->invalidation_counted.store(0, std::memory_order_relaxed);
+    std::memcpy(e->body(), p.key, p.key_len);
+    if (p.ndeps) std::memcpy(const_cast<DepStamp *>(e->deps()), p.deps, sizeof(DepStamp) * p.ndeps);
+    if (p.meta_len) std::memcpy(const_cast<char *>(e->meta()), p.meta, p.meta_len);
+    if (p.payload_len) std::memcpy(const_cast<char *>(e->payload()), p.payload, p.payload_len);
+
+    stats_.add(p.stats_slot, kEntries);
+    stats_.add(p.stats_slot, kBytes, bytes);
+    shared_->entries.fetch_add(1, std::memory_order_relaxed);
+
+    uint32_t bucket = uint32_t(p.hash & (shared_->cfg.nbuckets - 1));
+    uint32_t part = partition_of(p.hash);
+    Entry *old = nullptr;
+
+    locks_->lock_partition(part, true);
+    std::atomic<uint64_t> &head = shared_->buckets[bucket];
+    uint64_t *link = nullptr;
+    for (Entry *cur = entry_at(head.load(std::memory_order_relaxed)); cur; cur = entry_at(cur->next)) {
+        if (cur->hash == p.hash && cur->key_len == p.key_len &&
+            std::memcmp(cur->key(), p.key, p.key_len) == 0) {
+            if (link)
+                *link = cur->next;
+            else
+                head.store(cur->next, std::memory_order_relaxed);
+            old = cur;
+            break;
+        }
+        link = &cur->next;
+    }
+    e->next = head.load(std::memory_order_relaxed);
+    head.store(offset_of(e), std::memory_order_relaxed);
+    if (old) account_removed(old, entry_is_current(old) ? Removal::Dropped : Removal::Invalidated);
+    locks_->unlock_partition(part);
+
+    if (old) {
+        old->next = 0;
+        release(old);
+    }
+    return InsertStatus::Stored;
+}
+
+uint64_t Store::remove_all() noexcept {
+    uint64_t removed = 0, freed = 0;
+    for (uint32_t b = 0; b < shared_->cfg.nbuckets; b++)
+        removed += sweep_bucket(b, [](Entry *) { return Removal::Dropped; }, &freed);
+    return removed;
+}
+
+uint64_t Store::remove_stale() noexcept {
+    uint64_t removed = 0, freed = 0;
+    for (uint32_t b = 0; b < shared_->cfg.nbuckets; b++)
+        removed += sweep_bucket(
+            b, [this](Entry *e) { return entry_is_current(e) ? Removal::Keep : Removal::Invalidated; },
+            &freed);
+    return removed;
+}
+
+StoreInfo Store::info() const noexcept {
+    StoreInfo info{};
+    info.arena_bytes = shared_->cfg.arena_bytes;
+    locks_->lock_allocator();
+    info.free_bytes = segment(arena_, shared_->segment_offset)->get_free_memory();
+    locks_->unlock_allocator();
+    info.used_bytes = info.arena_bytes - info.free_bytes;
+    info.entries = shared_->entries.load(std::memory_order_relaxed);
+    info.evictions = shared_->evictions.load(std::memory_order_relaxed);
+    return info;
+}
+
+}  // namespace pgmemo

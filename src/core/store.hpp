@@ -1,0 +1,147 @@
+// The result store: a fixed arena of cache entries with a partitioned hash
+// index and CLOCK eviction. Plain C++, no PostgreSQL headers.
+//
+// Memory
+//   All entries live in one arena of a fixed size, managed by
+//   Boost.Interprocess (rbtree_best_fit with the null mutex family: Boost
+//   takes no locks of its own). Nothing is ever allocated outside it, so the
+//   cache cannot grow past its configured size. When an allocation fails,
+//   entries are evicted until it fits.
+//
+// Locking protocol (the caller supplies the locks through StoreLocks; in
+// PostgreSQL they are LWLocks, so they are released on ERROR and FATAL):
+//   - partition lock p (one per npartitions): protects the bucket heads and
+//     chain links of every bucket b with b % npartitions == p, and the
+//     existence of the entries on those chains. Shared to look up, exclusive
+//     to link or unlink.
+//   - allocator lock: protects the arena's free lists. Held only for one
+//     allocate or deallocate call.
+//   - Order: a partition lock may be held while taking the allocator lock,
+//     never the reverse, and never two partition locks at once.
+//   - Not under any lock: the clock hand and every counter (atomics), the
+//     entry's referenced bit (an atomic byte written only when it changes),
+//     and the generations. A hit therefore takes exactly one shared lock.
+//   - An entry is immutable between being linked and being unlinked, so a
+//     reader holding the shared partition lock may read it freely.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "generations.hpp"
+#include "stats.hpp"
+
+namespace pgmemo {
+
+class StoreLocks {
+public:
+    virtual ~StoreLocks() = default;
+    virtual void lock_partition(uint32_t partition, bool exclusive) noexcept = 0;
+    virtual void unlock_partition(uint32_t partition) noexcept = 0;
+    virtual void lock_allocator() noexcept = 0;
+    virtual void unlock_allocator() noexcept = 0;
+};
+
+enum class Removal;
+
+// What a new entry is made of. Every pointer is only read during insert().
+struct EntryParts {
+    uint64_t hash = 0;
+    const char *key = nullptr;
+    uint32_t key_len = 0;
+    const DepStamp *deps = nullptr;
+    uint32_t ndeps = 0;
+    const char *meta = nullptr;  // what a hit needs to check (privileges)
+    uint32_t meta_len = 0;
+    const char *payload = nullptr;  // the encoded result
+    uint32_t payload_len = 0;
+    uint32_t stats_slot = 0;
+};
+
+// Receives a hit's meta and payload while the partition lock is held. It
+// must only copy: no locks, no errors, no waiting.
+class HitSink {
+public:
+    virtual ~HitSink() = default;
+    virtual bool accept(const char *meta, uint32_t meta_len, const char *payload,
+                        uint32_t payload_len) noexcept = 0;
+};
+
+enum class LookupStatus {
+    Miss,       // no entry under this key
+    Stale,      // an entry, but a dependency's generation moved on
+    OwnWrites,  // an entry, but this transaction wrote one of its dependencies
+    Hit,        // the sink received a current entry
+    SinkFailed  // the sink could not take it (out of local memory)
+};
+
+enum class InsertStatus { Stored, TooLarge, NoSpace };
+
+struct StoreInfo {
+    uint64_t arena_bytes;
+    uint64_t used_bytes;
+    uint64_t free_bytes;
+    uint64_t entries;
+    uint64_t evictions;
+};
+
+struct StoreConfig {
+    uint64_t arena_bytes;  // usable arena size
+    uint32_t nbuckets;     // power of two
+    uint32_t npartitions;  // power of two, <= nbuckets
+};
+
+class Store {
+public:
+    static size_t shared_size(const StoreConfig &cfg) noexcept;
+
+    // Lays out the store in mem (shared_size bytes). Returns false if the
+    // arena could not be created (too small).
+    static bool initialize(void *mem, const StoreConfig &cfg) noexcept;
+
+    // A handle on an initialized store; cheap to copy, one per process.
+    Store(void *mem, Generations gens, StatsTable stats, StoreLocks *locks) noexcept;
+
+    uint32_t partition_of(uint64_t hash) const noexcept;
+
+    LookupStatus lookup(uint64_t hash, const char *key, uint32_t key_len,
+                        const SlotSetView &own_writes, HitSink &sink) noexcept;
+
+    // Stores a copy of parts, replacing any entry with the same key. Entries
+    // larger than max_entry_bytes are refused, as are entries that do not fit
+    // even after eviction.
+    InsertStatus insert(const EntryParts &parts, uint64_t max_entry_bytes) noexcept;
+
+    // Size of the entry insert() would allocate for parts.
+    static uint64_t entry_size(const EntryParts &parts) noexcept;
+
+    uint64_t remove_all() noexcept;    // returns entries removed
+    uint64_t remove_stale() noexcept;  // entries whose generations moved on
+    StoreInfo info() const noexcept;
+
+private:
+    struct Shared;
+    struct Entry;
+
+    static size_t header_size(const StoreConfig &cfg) noexcept;
+    static char *arena_start(void *mem, const StoreConfig &cfg) noexcept;
+    Entry *entry_at(uint64_t offset) const noexcept;
+    uint64_t offset_of(const Entry *e) const noexcept;
+    bool entry_is_current(const Entry *e) const noexcept;
+    void *allocate(uint64_t bytes) noexcept;
+    void release(Entry *chain) noexcept;
+    void account_removed(Entry *e, Removal reason) noexcept;
+    bool evict_for(uint64_t bytes) noexcept;
+
+    template <class ShouldRemove>
+    uint64_t sweep_bucket(uint32_t bucket, ShouldRemove should_remove, uint64_t *freed) noexcept;
+
+    Shared *shared_;
+    char *arena_;
+    Generations gens_;
+    StatsTable stats_;
+    StoreLocks *locks_;
+};
+
+}  // namespace pgmemo

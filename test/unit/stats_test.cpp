@@ -1,0 +1,44 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "test_support.hpp"
+
+using namespace pgmemo;
+using pgmemo::testing::AlignedBuffer;
+
+TEST(Stats, SlotsAreKeyedByDatabaseAndName) {
+    AlignedBuffer mem(StatsTable::shared_size(8));
+    StatsTable t = StatsTable::initialize(mem.get(), 8, 7);
+    uint32_t a = t.find_or_claim(1, "employees.page", 14, 0);
+    uint32_t b = t.find_or_claim(1, "employees.count", 15, 0);
+    uint32_t c = t.find_or_claim(2, "employees.page", 14, 0);
+    EXPECT_NE(a, StatsTable::kOverflowSlot);
+    EXPECT_NE(a, b);
+    EXPECT_NE(a, c);
+    EXPECT_EQ(a, t.find_or_claim(1, "employees.page", 14, 0));
+    t.add(a, kHits, 3);
+    EXPECT_EQ(t.get(a, kHits), 3u);
+    EXPECT_EQ(t.get(c, kHits), 0u);
+}
+
+TEST(Stats, FullTableUsesOverflowRow) {
+    AlignedBuffer mem(StatsTable::shared_size(3));
+    StatsTable t = StatsTable::initialize(mem.get(), 3, 0);
+    EXPECT_NE(t.find_or_claim(1, "a", 1, 0), StatsTable::kOverflowSlot);
+    EXPECT_NE(t.find_or_claim(1, "b", 1, 0), StatsTable::kOverflowSlot);
+    EXPECT_EQ(t.find_or_claim(1, "c", 1, 0), StatsTable::kOverflowSlot);
+    EXPECT_STREQ(t.slot(StatsTable::kOverflowSlot).name, "(other)");
+}
+
+TEST(Stats, ResetKeepsGauges) {
+    AlignedBuffer mem(StatsTable::shared_size(4));
+    StatsTable t = StatsTable::initialize(mem.get(), 4, 0);
+    uint32_t s = t.find_or_claim(1, "x", 1, 0);
+    t.add(s, kHits, 5);
+    t.add(s, kEntries, 2);
+    t.reset_counters(99);
+    EXPECT_EQ(t.get(s, kHits), 0u);
+    EXPECT_EQ(t.get(s, kEntries), 2u);
+    EXPECT_EQ(t.slot(s).stats_reset.load(), 99);
+}
