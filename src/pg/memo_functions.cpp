@@ -1,0 +1,463 @@
+// memo.list, memo.list_as and memo.count: look up, or compute and store.
+//
+// Hit path: build the key, one shared-lock lookup that copies the entry
+// out, re-check privileges, hand the rows over. Nothing is parsed, planned
+// or locked.
+// Miss path: parse, analyze (dependencies, refusals), read the generations,
+// THEN execute with a fresh snapshot (volatile SPI), store, hand over.
+#include "pg_memo.hpp"
+
+extern "C" {
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "access/tupconvert.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "parser/parse_expr.h"
+#include "parser/parse_param.h"
+#include "parser/parser.h"
+#include "pgtime.h"
+#include "portability/instr_time.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/plancache.h"
+#include "utils/tuplestore.h"
+#include "utils/typcache.h"
+
+PG_FUNCTION_INFO_V1(pg_memo_list);
+PG_FUNCTION_INFO_V1(pg_memo_list_as);
+PG_FUNCTION_INFO_V1(pg_memo_count);
+Datum pg_memo_list(PG_FUNCTION_ARGS);
+Datum pg_memo_list_as(PG_FUNCTION_ARGS);
+Datum pg_memo_count(PG_FUNCTION_ARGS);
+}
+
+#include "hash.hpp"
+#include "key.hpp"
+#include "result_format.hpp"
+
+namespace pgmemo {
+
+namespace {
+
+enum class Kind : char { List = 'L', Count = 'C' };
+
+constexpr int kMaxSearchPath = 32;
+
+// Everything a call is about, read from its arguments once.
+struct Call {
+    Kind kind;
+    text *cache_name;
+    char *query;
+    int nparams;
+    Datum *param_values;  // text
+    bool *param_nulls;
+    Oid search_path[kMaxSearchPath];
+    int search_path_len;
+};
+
+// Session settings that change what the query text or a parameter means.
+struct KeyContext {
+    Oid dbid;
+    Oid userid;
+    int32 date_style;
+    int32 date_order;
+    int32 interval_style;
+    int32 standard_strings;
+    int32 null_equals;
+};
+
+struct Encoded {
+    char *key;
+    uint32_t key_len;
+    uint64_t hash;
+};
+
+// A result ready to hand over: a payload in ResultReader format.
+struct Result {
+    char *payload;
+    uint32_t len;
+};
+
+[[noreturn]] void null_argument(const char *name) {
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", name)));
+    pg_unreachable();
+}
+
+void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
+    call->kind = kind;
+    if (PG_ARGISNULL(first)) null_argument("cache_name");
+    if (PG_ARGISNULL(first + 1)) null_argument("query");
+    if (PG_ARGISNULL(first + 2)) null_argument("params");
+    call->cache_name = PG_GETARG_TEXT_PP(first);
+    call->query = text_to_cstring(PG_GETARG_TEXT_PP(first + 1));
+
+    ArrayType *params = PG_GETARG_ARRAYTYPE_P(first + 2);
+    if (ARR_NDIM(params) > 1)
+        ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                        errmsg("params must be a one-dimensional text array")));
+    if (ARR_ELEMTYPE(params) != TEXTOID)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH), errmsg("params must be a text array")));
+    deconstruct_array(params, TEXTOID, -1, false, TYPALIGN_INT, &call->param_values,
+                      &call->param_nulls, &call->nparams);
+
+    int n = fetch_search_path_array(call->search_path, kMaxSearchPath);
+    if (n > kMaxSearchPath)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("pg_memo supports a search_path of at most %d schemas", kMaxSearchPath)));
+    call->search_path_len = n;
+}
+
+Encoded encode_call(const Call &call) {
+    KeyContext ctx;
+    memset(&ctx, 0, sizeof ctx);  // padding must not reach the key bytes
+    ctx.dbid = MyDatabaseId;
+    ctx.userid = GetUserId();
+    ctx.date_style = DateStyle;
+    ctx.date_order = DateOrder;
+    ctx.interval_style = IntervalStyle;
+    ctx.standard_strings = standard_conforming_strings;
+    ctx.null_equals = Transform_null_equals;
+    const char *tz = pg_get_timezone_name(session_timezone);
+    char kind = char(call.kind);
+
+    const int nfixed = 6;
+    int nfields = nfixed + call.nparams;
+    auto *fields = static_cast<KeyField *>(palloc(sizeof(KeyField) * nfields));
+    fields[0] = KeyField{&kind, 1, false};
+    fields[1] = KeyField{reinterpret_cast<const char *>(&ctx), sizeof ctx, false};
+    fields[2] = KeyField{tz, uint32_t(strlen(tz)), false};
+    fields[3] = KeyField{reinterpret_cast<const char *>(call.search_path),
+                         uint32_t(sizeof(Oid) * call.search_path_len), false};
+    fields[4] = KeyField{VARDATA_ANY(call.cache_name), uint32_t(VARSIZE_ANY_EXHDR(call.cache_name)), false};
+    fields[5] = KeyField{call.query, uint32_t(strlen(call.query)), false};
+    for (int i = 0; i < call.nparams; i++) {
+        if (call.param_nulls[i]) {
+            fields[nfixed + i] = KeyField{nullptr, 0, true};
+        } else {
+            text *t = DatumGetTextPP(call.param_values[i]);
+            fields[nfixed + i] = KeyField{VARDATA_ANY(t), uint32_t(VARSIZE_ANY_EXHDR(t)), false};
+        }
+    }
+    Encoded e;
+    e.key_len = uint32_t(encoded_key_size(fields, nfields));
+    e.key = static_cast<char *>(palloc(e.key_len));
+    encode_key(fields, nfields, e.key);
+    e.hash = pgmemo::hash_bytes(e.key, e.key_len);
+    return e;
+}
+
+// Copies a hit out of shared memory. Runs under the partition lock, so it
+// must not raise errors: it allocates with MCXT_ALLOC_NO_OOM.
+class CopyOutSink final : public HitSink {
+public:
+    char *payload = nullptr;
+    uint32_t payload_len = 0;
+    char *meta = nullptr;
+    uint32_t meta_len = 0;
+
+    bool accept(const char *m, uint32_t ml, const char *p, uint32_t pl) noexcept override {
+        size_t meta_at = MAXALIGN(size_t(pl));
+        char *buf = static_cast<char *>(palloc_extended(meta_at + ml + 1, MCXT_ALLOC_NO_OOM | MCXT_ALLOC_HUGE));
+        if (!buf) return false;
+        memcpy(buf, p, pl);
+        memcpy(buf + meta_at, m, ml);
+        payload = buf;
+        payload_len = pl;
+        meta = buf + meta_at;
+        meta_len = ml;
+        return true;
+    }
+};
+
+struct VarParams {
+    Oid *types;
+    int count;
+};
+
+void setup_var_params(ParseState *pstate, void *arg) {
+    auto *vp = static_cast<VarParams *>(arg);
+    setup_parse_variable_parameters(pstate, &vp->types, &vp->count);
+}
+
+ParamListInfo bind_parameters(const Call &call, const VarParams &vp) {
+    if (vp.count != call.nparams)
+        ereport(ERROR, (errcode(vp.count > call.nparams ? ERRCODE_UNDEFINED_PARAMETER
+                                                        : ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("query uses %d parameter(s) but %d were given", vp.count, call.nparams)));
+    ParamListInfo params = makeParamList(call.nparams);
+    for (int i = 0; i < call.nparams; i++) {
+        ParamExternData &p = params->params[i];
+        Oid type = vp.types[i] == UNKNOWNOID ? TEXTOID : vp.types[i];
+        p.ptype = type;
+        p.pflags = PARAM_FLAG_CONST;
+        p.isnull = call.param_nulls[i];
+        if (p.isnull) {
+            p.value = (Datum)0;
+        } else {
+            Oid input, ioparam;
+            getTypeInputInfo(type, &input, &ioparam);
+            p.value = OidInputFunctionCall(input, TextDatumGetCString(call.param_values[i]), ioparam, -1);
+        }
+    }
+    return params;
+}
+
+// Encodes the SPI result into a payload allocated in ctx.
+Result encode_spi_result(Kind kind, MemoryContext ctx) {
+    Result r{};
+    SPITupleTable *tt = SPI_tuptable;
+    if (kind == Kind::Count) {
+        bool isnull;
+        Datum d = SPI_getbinval(tt->vals[0], tt->tupdesc, 1, &isnull);
+        r.len = sizeof(ResultHeader);
+        r.payload = static_cast<char *>(MemoryContextAlloc(ctx, r.len));
+        ResultWriter w(r.payload, r.len);
+        w.write_count(isnull ? 0 : DatumGetInt64(d));
+        return r;
+    }
+
+    TupleDesc desc = tt->tupdesc;
+    uint64 nrows = SPI_processed;
+    // Out-of-line values point into TOAST tables; a stored row must carry
+    // its own bytes.
+    HeapTuple *rows = static_cast<HeapTuple *>(palloc(sizeof(HeapTuple) * (nrows ? nrows : 1)));
+    size_t size = result_prefix_size(uint32_t(desc->natts));
+    for (uint64 i = 0; i < nrows; i++) {
+        HeapTuple t = tt->vals[i];
+        rows[i] = HeapTupleHasExternal(t) ? toast_flatten_tuple(t, desc) : t;
+        size += row_space(rows[i]->t_len);
+    }
+    if (size > MaxAllocHugeSize || size > UINT32_MAX)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("query result is too large")));
+
+    auto *cols = static_cast<ColumnType *>(palloc(sizeof(ColumnType) * (desc->natts ? desc->natts : 1)));
+    for (int i = 0; i < desc->natts; i++)
+        cols[i] = ColumnType{TupleDescAttr(desc, i)->atttypid, TupleDescAttr(desc, i)->atttypmod};
+
+    r.len = uint32_t(size);
+    r.payload = static_cast<char *>(MemoryContextAllocHuge(ctx, size));
+    ResultWriter w(r.payload, size);
+    w.begin_rows(cols, uint32_t(desc->natts));
+    for (uint64 i = 0; i < nrows; i++) w.add_row(rows[i]->t_data, rows[i]->t_len);
+    return r;
+}
+
+// Runs the query uncached: analysis, generations, then a fresh snapshot.
+Result compute(const Call &call, Analysis *analysis) {
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    check_single_select(call.query);
+
+    const char *sql = call.query;
+    if (call.kind == Kind::Count) {
+        // The count of the query's rows, computed by the server: the text is
+        // wrapped only after it proved to be one SELECT.
+        size_t len = strlen(call.query);
+        while (len > 0 && (call.query[len - 1] == ';' || isspace(uint8_t(call.query[len - 1])))) len--;
+        sql = psprintf("SELECT count(*) FROM (\n%.*s\n) AS pg_memo_count", int(len), call.query);
+    }
+
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+    VarParams vp{nullptr, 0};
+    SPIPlanPtr plan = SPI_prepare_params(sql, setup_var_params, &vp, 0);
+    if (!plan)
+        elog(ERROR, "SPI_prepare_params failed: %s", SPI_result_code_string(SPI_result));
+    List *sources = SPI_plan_get_plan_sources(plan);
+    if (list_length(sources) != 1) check_single_select(sql);  // raises the error
+    auto *source = static_cast<CachedPlanSource *>(linitial(sources));
+    if (list_length(source->query_list) != 1)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("pg_memo cannot cache a query that rewrite rules expand into several")));
+
+    MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
+    analyze_query(linitial_node(Query, source->query_list), call.search_path, call.search_path_len,
+                  analysis);
+    MemoryContextSwitchTo(spi_ctx);
+
+    ParamListInfo params = bind_parameters(call, vp);
+
+    // The order is the protocol: generations first, snapshot second. A
+    // commit in between leaves this entry born stale, never stale forever.
+    read_generations(analysis);
+    SPIExecuteOptions options;
+    memset(&options, 0, sizeof options);
+    options.params = params;
+    options.read_only = false;  // volatile: a new snapshot, not the caller's
+    int rc = SPI_execute_plan_extended(plan, &options);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
+
+    Result r = encode_spi_result(call.kind, caller_ctx);
+    SPI_finish();
+    return r;
+}
+
+void store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r) {
+    if (r.len > uint64_t(guc_max_result_size_kb) * 1024) {
+        sh.stats.add(slot, kTooLarge);
+        return;
+    }
+    EntryParts parts;
+    parts.hash = key.hash;
+    parts.key = key.key;
+    parts.key_len = key.key_len;
+    parts.deps = a.deps;
+    parts.ndeps = a.ndeps;
+    parts.meta = a.meta;
+    parts.meta_len = a.meta_len;
+    parts.payload = r.payload;
+    parts.payload_len = r.len;
+    parts.stats_slot = slot;
+    if (sh.store.insert(parts, ~uint64_t(0)) != InsertStatus::Stored) sh.stats.add(slot, kTooLarge);
+}
+
+// The memoized result of a call: from the cache, or computed (and stored
+// when allowed).
+Result memoize(const Call &call) {
+    Shared &sh = shared_state();
+    uint32_t slot = stats_slot_for(VARDATA_ANY(call.cache_name), VARSIZE_ANY_EXHDR(call.cache_name));
+    sh.stats.add(slot, kCalls);
+
+    // Transactions with one snapshot must not see newer commits; a standby
+    // has no triggers to invalidate anything.
+    bool bypass = IsolationUsesXactSnapshot() || RecoveryInProgress();
+    Encoded key = encode_call(call);
+
+    if (!bypass) {
+        CopyOutSink sink;
+        LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
+        if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
+            sh.stats.add(slot, kHits);
+            return Result{sink.payload, sink.payload_len};
+        }
+        if (status == LookupStatus::OwnWrites) bypass = true;
+    }
+
+    Analysis analysis{};
+    instr_time start, elapsed;
+    INSTR_TIME_SET_CURRENT(start);
+    Result r = compute(call, &analysis);
+    INSTR_TIME_SET_CURRENT(elapsed);
+    INSTR_TIME_SUBTRACT(elapsed, start);
+    sh.stats.add(slot, kComputations);
+    sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));
+
+    bypass = bypass || analysis.uncacheable != Uncacheable::No ||
+             own_writes().intersects(analysis.deps, analysis.ndeps);
+    if (bypass) {
+        sh.stats.add(slot, kBypasses);
+    } else {
+        sh.stats.add(slot, kMisses);
+        store_result(sh, slot, key, analysis, r);
+    }
+    return r;
+}
+
+TupleDesc stored_descriptor(const ResultReader &rd) {
+    TupleDesc desc = CreateTemplateTupleDesc(int(rd.ncolumns()));
+    for (uint32_t i = 0; i < rd.ncolumns(); i++)
+        TupleDescInitEntry(desc, AttrNumber(i + 1), psprintf("column%u", i + 1), rd.columns()[i].type_oid,
+                           rd.columns()[i].typmod, 0);
+    return desc;
+}
+
+// The stored rows have the query's own shape; they can be handed over as
+// they are when the caller's row type has the same column types.
+bool same_shape(const ResultReader &rd, TupleDesc expected) {
+    if (uint32_t(expected->natts) != rd.ncolumns()) return false;
+    for (int i = 0; i < expected->natts; i++) {
+        Form_pg_attribute att = TupleDescAttr(expected, i);
+        if (att->attisdropped || att->atttypid != rd.columns()[i].type_oid) return false;
+    }
+    return true;
+}
+
+Datum return_rows(FunctionCallInfo fcinfo, const Result &r) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    TupleDesc expected = rsinfo->expectedDesc;
+    if (!expected && get_call_result_type(fcinfo, nullptr, &expected) != TYPEFUNC_COMPOSITE)
+        ereport(ERROR, (errcode(ERRCODE_SYNTAX_ERROR),
+                        errmsg("a column definition list is required for memo.list"),
+                        errhint("Write SELECT * FROM memo.list(...) AS t(col type, ...), or use "
+                                "memo.list_as(NULL::row_type, ...).")));
+
+    ResultReader rd(r.payload, r.len);
+    if (!rd.valid() || rd.kind() != ResultKind::Rows) elog(ERROR, "pg_memo: corrupt row result");
+
+    TupleConversionMap *map = nullptr;
+    if (!same_shape(rd, expected))
+        map = convert_tuples_by_position(stored_descriptor(rd), expected,
+                                         "query result does not match the column definition list");
+
+    MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+    Tuplestorestate *store =
+        tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false, work_mem);
+    TupleDesc result_desc = CreateTupleDescCopy(expected);
+    MemoryContextSwitchTo(old);
+
+    const char *data;
+    uint32_t len;
+    while (rd.next_row(&data, &len)) {
+        HeapTupleData tuple;
+        tuple.t_len = len;
+        tuple.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(data));
+        ItemPointerSetInvalid(&tuple.t_self);
+        tuple.t_tableOid = InvalidOid;
+        if (map) {
+            HeapTuple converted = execute_attr_map_tuple(&tuple, map);
+            tuplestore_puttuple(store, converted);
+            heap_freetuple(converted);
+        } else {
+            tuplestore_puttuple(store, &tuple);
+        }
+    }
+    rsinfo->returnMode = SFRM_Materialize;
+    rsinfo->setResult = store;
+    rsinfo->setDesc = result_desc;
+    return (Datum)0;
+}
+
+void require_materialize_mode(FunctionCallInfo fcinfo) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    if (!rsinfo || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("set-valued function called in context that cannot accept a set")));
+}
+
+Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
+    require_materialize_mode(fcinfo);
+    Call call;
+    read_arguments(fcinfo, first_arg, Kind::List, &call);
+    return return_rows(fcinfo, memoize(call));
+}
+
+}  // namespace
+
+}  // namespace pgmemo
+
+Datum pg_memo_list(PG_FUNCTION_ARGS) {
+    PG_MEMO_ENTRY_BEGIN
+    return pgmemo::list_entry(fcinfo, 0);
+    PG_MEMO_ENTRY_END
+}
+
+Datum pg_memo_list_as(PG_FUNCTION_ARGS) {
+    PG_MEMO_ENTRY_BEGIN
+    return pgmemo::list_entry(fcinfo, 1);
+    PG_MEMO_ENTRY_END
+}
+
+Datum pg_memo_count(PG_FUNCTION_ARGS) {
+    PG_MEMO_ENTRY_BEGIN
+    pgmemo::Call call;
+    pgmemo::read_arguments(fcinfo, 0, pgmemo::Kind::Count, &call);
+    pgmemo::Result r = pgmemo::memoize(call);
+    pgmemo::ResultReader rd(r.payload, r.len);
+    if (!rd.valid() || rd.kind() != pgmemo::ResultKind::Count) elog(ERROR, "pg_memo: corrupt count result");
+    PG_RETURN_INT64(rd.count());
+    PG_MEMO_ENTRY_END
+}

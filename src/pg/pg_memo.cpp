@@ -1,0 +1,174 @@
+// pg_memo: module entry, settings and shared memory.
+//
+// Shared memory is one region, "pg_memo", laid out as
+//   [Generations counters][StatsTable slots][Store: header, buckets, arena]
+// plus the named LWLock tranche "pg_memo":
+//   locks[0 .. kPartitions-1]  index partitions (see src/core/store.hpp)
+//   locks[kPartitions]         the arena allocator
+// The locking protocol itself is documented in src/core/store.hpp and
+// docs/architecture.md.
+#include "pg_memo.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+}
+
+#include <cstring>
+#include <new>
+
+extern "C" {
+PG_MODULE_MAGIC;
+void _PG_init(void);
+}
+
+namespace pgmemo {
+
+int guc_cache_size_kb = 64 * 1024;
+int guc_max_result_size_kb = 1024;
+int guc_max_cache_names = 1000;
+
+namespace {
+
+constexpr uint32_t kPartitions = 64;
+constexpr const char *kTrancheName = "pg_memo";
+
+shmem_request_hook_type prev_shmem_request_hook = nullptr;
+shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
+
+class LWLockStoreLocks final : public StoreLocks {
+public:
+    void attach(LWLockPadded *locks) { locks_ = locks; }
+    void lock_partition(uint32_t p, bool exclusive) noexcept override {
+        LWLockAcquire(&locks_[p].lock, exclusive ? LW_EXCLUSIVE : LW_SHARED);
+    }
+    void unlock_partition(uint32_t p) noexcept override { LWLockRelease(&locks_[p].lock); }
+    void lock_allocator() noexcept override { LWLockAcquire(&locks_[kPartitions].lock, LW_EXCLUSIVE); }
+    void unlock_allocator() noexcept override { LWLockRelease(&locks_[kPartitions].lock); }
+
+private:
+    LWLockPadded *locks_ = nullptr;
+};
+
+LWLockStoreLocks store_locks;
+alignas(Shared) char shared_storage[sizeof(Shared)];
+Shared *attached = nullptr;
+
+StoreConfig store_config() {
+    uint64_t arena = uint64_t(guc_cache_size_kb) * 1024;
+    uint32_t nbuckets = 1024;
+    while (nbuckets < arena / 2048 && nbuckets < (1u << 26)) nbuckets <<= 1;
+    return StoreConfig{arena, nbuckets, kPartitions};
+}
+
+size_t region_size() {
+    return add_size(add_size(Generations::shared_size(), StatsTable::shared_size(guc_max_cache_names)),
+                    Store::shared_size(store_config()));
+}
+
+void memo_shmem_request() {
+    if (prev_shmem_request_hook) prev_shmem_request_hook();
+    RequestAddinShmemSpace(region_size());
+    RequestNamedLWLockTranche(kTrancheName, kPartitions + 1);
+}
+
+void memo_shmem_startup() {
+    if (prev_shmem_startup_hook) prev_shmem_startup_hook();
+
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    bool found;
+    char *region = static_cast<char *>(ShmemInitStruct("pg_memo", region_size(), &found));
+    char *gens_mem = region;
+    char *stats_mem = gens_mem + Generations::shared_size();
+    char *store_mem = stats_mem + StatsTable::shared_size(guc_max_cache_names);
+    StoreConfig cfg = store_config();
+
+    if (!found) {
+        Generations::initialize(gens_mem);
+        StatsTable::initialize(stats_mem, guc_max_cache_names, GetCurrentTimestamp());
+        if (!Store::initialize(store_mem, cfg)) {
+            LWLockRelease(AddinShmemInitLock);
+            ereport(FATAL, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+                            errmsg("pg_memo could not lay out its %d kB cache arena", guc_cache_size_kb)));
+        }
+    }
+    store_locks.attach(GetNamedLWLockTranche(kTrancheName));
+    attached = new (shared_storage) Shared{Generations::attach(gens_mem),
+                                           StatsTable::attach(stats_mem, guc_max_cache_names),
+                                           Store(store_mem, Generations::attach(gens_mem),
+                                                 StatsTable::attach(stats_mem, guc_max_cache_names),
+                                                 &store_locks)};
+    LWLockRelease(AddinShmemInitLock);
+}
+
+void define_settings() {
+    DefineCustomIntVariable(
+        "pg_memo.cache_size", "Size of the shared arena that holds cached results.",
+        "Entries are evicted (CLOCK) when it is full; memory never grows past it.",
+        &guc_cache_size_kb, 64 * 1024, 1024, MAX_KILOBYTES, PGC_POSTMASTER, GUC_UNIT_KB, nullptr,
+        nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.max_result_size", "Largest encoded result that is stored in the cache.",
+        "Larger results are still returned, but computed on every call and counted as too_large.",
+        &guc_max_result_size_kb, 1024, 1, MAX_KILOBYTES, PGC_SUSET, GUC_UNIT_KB, nullptr, nullptr,
+        nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.max_cache_names", "Number of (database, cache name) rows memo.stats can track.",
+        "Further names are counted in the row named (other).", &guc_max_cache_names, 1000, 16,
+        1000000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    MarkGUCPrefixReserved("pg_memo");
+}
+
+// Per-backend memo of stats slots: names are looked up in shared memory once.
+struct LocalSlot {
+    Oid dbid;
+    uint32_t slot;
+    uint8_t len;
+    char name[kMaxCacheNameLen + 1];
+};
+constexpr uint32_t kLocalSlots = 64;
+LocalSlot local_slots[kLocalSlots];
+
+}  // namespace
+
+Shared &shared_state() {
+    if (!attached)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_memo must be loaded via shared_preload_libraries"),
+                        errhint("Add pg_memo to shared_preload_libraries in postgresql.conf and "
+                                "restart the server.")));
+    return *attached;
+}
+
+uint32_t stats_slot_for(const char *name, size_t len) {
+    if (len == 0 || len > kMaxCacheNameLen)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("cache name must be 1 to %d bytes long", int(kMaxCacheNameLen))));
+    Shared &sh = shared_state();
+    LocalSlot &ls = local_slots[(len * 31 + uint8_t(name[0]) + uint8_t(name[len - 1])) % kLocalSlots];
+    if (ls.len == len && ls.dbid == MyDatabaseId && memcmp(ls.name, name, len) == 0) return ls.slot;
+    uint32_t slot = sh.stats.find_or_claim(MyDatabaseId, name, len, GetCurrentTimestamp());
+    ls.dbid = MyDatabaseId;
+    ls.slot = slot;
+    ls.len = uint8_t(len);
+    memcpy(ls.name, name, len);
+    return slot;
+}
+
+}  // namespace pgmemo
+
+void _PG_init(void) {
+    if (!process_shared_preload_libraries_in_progress) {
+        // Loaded by CREATE EXTENSION or a function call without preloading:
+        // functions raise a clear error through shared_state().
+        return;
+    }
+    pgmemo::define_settings();
+    pgmemo::prev_shmem_request_hook = shmem_request_hook;
+    shmem_request_hook = pgmemo::memo_shmem_request;
+    pgmemo::prev_shmem_startup_hook = shmem_startup_hook;
+    shmem_startup_hook = pgmemo::memo_shmem_startup;
+    pgmemo::register_invalidation_callbacks();
+}

@@ -1,0 +1,120 @@
+// The PostgreSQL glue of pg_memo: what its files share.
+//
+// C/C++ boundary rules for every file under src/pg:
+//   - PostgreSQL headers are included only through this file, in extern "C".
+//   - PostgreSQL ERRORs longjmp. Glue functions therefore hold no C++ objects
+//     with destructors, and the core they call is noexcept: nothing throws
+//     across the boundary, and nothing is skipped by a longjmp.
+//   - Locks are LWLocks, released by PostgreSQL on ERROR and FATAL.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "nodes/parsenodes.h"
+#include "nodes/pg_list.h"
+#include "storage/lwlock.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+}
+
+#include <exception>
+
+#include "generations.hpp"
+#include "stats.hpp"
+#include "store.hpp"
+
+namespace pgmemo {
+
+// ---- shared state (pg_memo.cpp) -------------------------------------------
+
+// Settings (GUCs).
+extern int guc_cache_size_kb;       // pg_memo.cache_size
+extern int guc_max_result_size_kb;  // pg_memo.max_result_size
+extern int guc_max_cache_names;     // pg_memo.max_cache_names
+
+// The shared state, attached in this process. Raises 55000 unless pg_memo is
+// in shared_preload_libraries.
+struct Shared {
+    Generations gens;
+    StatsTable stats;
+    Store store;
+};
+Shared &shared_state();
+
+// Stats slot for a cache name in the current database (per-backend memo of
+// the shared table). Raises 22023 for names that are empty or too long.
+uint32_t stats_slot_for(const char *name, size_t len);
+
+// ---- invalidation (invalidation.cpp) --------------------------------------
+
+// Registers the transaction callbacks and hooks; called from _PG_init.
+void register_invalidation_callbacks();
+
+// The counters the current transaction has written (tables it wrote, DDL).
+SlotSetView own_writes();
+
+// Marks a counter as written by this transaction: bumped at commit, and this
+// transaction bypasses entries that depend on it until then.
+void mark_written(uint32_t slot);
+
+// A watched table's trigger fired: its rows are being written.
+void mark_rows_written(Oid relid);
+
+uint32_t relation_slot(Oid relid);
+
+// ---- query analysis (query_analysis.cpp) ----------------------------------
+
+// Why a query may run but not be cached.
+enum class Uncacheable { No, TriggersDisabled };
+
+// What a computed result depends on, and what a hit must re-check.
+struct Analysis {
+    DepStamp *deps;  // palloc'd, generations filled in by read_generations()
+    uint32_t ndeps;
+    char *meta;  // privilege checks for hits (encoded)
+    uint32_t meta_len;
+    Uncacheable uncacheable;
+};
+
+// Checks that query is one cacheable SELECT over watched tables (ERROR if
+// not) and collects its dependencies and privilege checks.
+void analyze_query(Query *query, const Oid *search_path, int search_path_len, Analysis *out);
+
+// Stamps each dependency with its counter's current value. Call before the
+// computation's snapshot is taken.
+void read_generations(Analysis *analysis);
+
+// Re-runs the executor's SELECT privilege checks stored in meta, as the
+// current user. False if any fails (the caller then computes, which raises
+// PostgreSQL's own error).
+bool privileges_still_hold(const char *meta, uint32_t meta_len);
+
+// Whether rel carries pg_memo's trigger, and in which state.
+enum class WatchState { NotWatched, Watched, Disabled };
+WatchState relation_watch_state(Relation rel);
+
+// Refuses anything but exactly one plain SELECT in the text (ERROR).
+void check_single_select(const char *query_text);
+
+}  // namespace pgmemo
+
+// Turns any C++ exception that reaches a PostgreSQL entry point into an
+// ERROR. The message is copied out first: ereport must not longjmp out of a
+// catch block, which would leave the exception alive.
+#define PG_MEMO_ENTRY_BEGIN \
+    char pg_memo_cxx_error[256] = {0}; \
+    try {
+#define PG_MEMO_ENTRY_END \
+    } \
+    catch (const std::exception &e) { \
+        strlcpy(pg_memo_cxx_error, e.what(), sizeof pg_memo_cxx_error); \
+    } \
+    catch (...) { \
+        strlcpy(pg_memo_cxx_error, "unknown C++ exception", sizeof pg_memo_cxx_error); \
+    } \
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR), \
+                    errmsg("pg_memo internal error: %s", pg_memo_cxx_error)));
