@@ -40,6 +40,7 @@ uint32_t written_count = 0;
 uint32_t written_capacity = 0;
 uint64_t written_filter = 0;
 bool wrote_watched_rows = false;  // a watched table's trigger fired
+bool dropped_relation = false;    // purge dead entries once committed
 
 // Relations whose name or schema may have changed (created, renamed, moved):
 // their schema's name resolution is re-stamped at pre-commit.
@@ -51,6 +52,7 @@ void forget_transaction() {
     written_count = 0;
     written_filter = 0;
     wrote_watched_rows = false;
+    dropped_relation = false;
     renamed_relations = NIL;  // its memory goes with the transaction
 }
 
@@ -96,8 +98,11 @@ void memo_xact_callback(XactEvent event, void *) {
             // Visible to new snapshots now (or, for PREPARE, only DDL whose
             // locks keep readers out until COMMIT PREPARED). Must not fail.
             if (written_count > 0) {
-                Generations &gens = shared_state().gens;
-                for (uint32_t i = 0; i < written_count; i++) gens.bump(written_slots[i]);
+                Shared &sh = shared_state();
+                for (uint32_t i = 0; i < written_count; i++) sh.gens.bump(written_slots[i]);
+                // A dropped table's entries can never be hit again: give
+                // their memory back now rather than when eviction finds them.
+                if (dropped_relation) sh.store.remove_stale();
             }
             forget_transaction();
             break;
@@ -116,6 +121,8 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
 
     if (class_id == RelationRelationId) {
         if (access == OAT_POST_ALTER || access == OAT_DROP) mark_written(relation_slot(object_id));
+        if (access == OAT_DROP && sub_id == 0 && get_rel_persistence(object_id) != RELPERSISTENCE_TEMP)
+            dropped_relation = true;
         if (access == OAT_POST_CREATE || (access == OAT_POST_ALTER && sub_id == 0)) {
             MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
             renamed_relations = lappend_oid(renamed_relations, object_id);

@@ -20,6 +20,7 @@ extern "C" {
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/regproc.h"
 #include "utils/rls.h"
 }
 
@@ -242,8 +243,8 @@ void analyze_query(Query *query, const Oid *search_path, int search_path_len, An
 
     if (OidIsValid(c.first_mutable_function))
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("pg_memo cannot cache a query that calls %s(), which is not IMMUTABLE",
-                               get_func_name(c.first_mutable_function)),
+                        errmsg("pg_memo cannot cache a query that calls %s, which is not IMMUTABLE",
+                               format_procedure(c.first_mutable_function)),
                         errdetail("Its result could change without any write to a watched table."),
                         errhint("Pass such values (for example now()) as parameters instead.")));
     if (c.mutable_expression)

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs everything pg_memo needs to build, test and demo (Debian 12, root).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# postgresql-15 ships the contrib modules (ltree, pg_stat_statements, dblink);
+# postgresql-server-dev-15 brings PGXS, pg_regress, the TAP modules and clang.
+apt-get install -y -qq --no-install-recommends \
+  postgresql-15 postgresql-server-dev-15 libboost-dev libipc-run-perl \
+  cmake g++ make libgtest-dev libbenchmark-dev >/dev/null
+echo "dependencies installed"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs every test of pg_memo: the core's unit tests (ctest), then the
+# pg_regress and TAP suites on temporary instances. Run as root after
+# scripts/install-deps.sh. Ends with "N passed, N failed"; exits non-zero on
+# any failure.
+set -uo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=$(mktemp -d /tmp/pg_memo_test.XXXXXX)
+chmod 755 "$WORK"
+passed=0
+failed=0
+
+section() { printf '\n=== %s\n' "$*"; }
+count() { passed=$((passed + $1)); failed=$((failed + $2)); }
+
+# --- 1. the core, without PostgreSQL -----------------------------------------
+section "core unit tests (ctest)"
+if cmake -S "$SRC" -B "$WORK/core" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$WORK/core.log" 2>&1 &&
+   cmake --build "$WORK/core" -j"$(nproc)" >>"$WORK/core.log" 2>&1; then
+  (cd "$WORK/core" && ctest --output-on-failure 2>&1) | tee "$WORK/ctest.log"
+  summary=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$WORK/ctest.log" | tail -1)
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
+  bad=$(sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/' <<<"$summary")
+  if [ -n "$total" ]; then count $((total - bad)) "$bad"; else count 0 1; fi
+else
+  cat "$WORK/core.log"
+  count 0 1
+fi
+
+# --- 2. the extension, on temporary instances ------------------------------
+# initdb refuses root, so the suites run as postgres from a copy it owns.
+section "build and install"
+mkdir -p "$WORK/src"
+tar -C "$SRC" --exclude=./.git --exclude=./build --exclude=./.pgdata --exclude=./.pgrun \
+    --exclude='./tmp_check*' --exclude=./results -cf - . | tar -C "$WORK/src" -xf -
+chown -R postgres "$WORK/src"
+if ! (runuser -u postgres -- make -C "$WORK/src" clean >/dev/null 2>&1;
+      runuser -u postgres -- make -C "$WORK/src" -j"$(nproc)" >"$WORK/build.log" 2>&1 &&
+      bash "$SRC/scripts/build.sh" "$WORK/src" >>"$WORK/build.log" 2>&1); then
+  cat "$WORK/build.log"
+  count 0 1
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+echo "installed"
+
+run_installcheck() {  # $1 = folder with a PGXS Makefile, $2 = label
+  local dir=$1 label=$2 out="$WORK/$2.log"
+  section "$label: pg_regress and TAP"
+  runuser -u postgres -- make -C "$dir" installcheck >"$out" 2>&1
+  local rc=$?
+  grep -E '^(ok|not ok) |^# (All|[0-9]+ of)|All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed|^t/|^test/t/|Result:|Failed [0-9]+/' "$out"
+  local n
+  n=$(grep -oE 'All [0-9]+ tests passed' "$out" | grep -oE '[0-9]+')
+  [ -n "$n" ] && count "$n" 0
+  if grep -qE '[0-9]+ of [0-9]+ tests failed' "$out"; then
+    local f t
+    f=$(grep -oE '[0-9]+ of [0-9]+ tests failed' "$out" | head -1 | awk '{print $1}')
+    t=$(grep -oE '[0-9]+ of [0-9]+ tests failed' "$out" | head -1 | awk '{print $3}')
+    count $((t - f)) "$f"
+    find "$dir" -name regression.diffs -exec cat {} \; | head -200
+  fi
+  # TAP: every subtest counts.
+  local tap_total tap_failed
+  tap_total=$(grep -oE 'Tests=[0-9]+' "$out" | grep -oE '[0-9]+' | awk '{s+=$1} END {if (NR) print s}')
+  tap_failed=$(grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$out" | awk -F'[ /]' '{s+=$2} END {print s+0}')
+  if [ -n "$tap_total" ]; then count $((tap_total - tap_failed)) "$tap_failed"; fi
+  if [ $rc -ne 0 ] && [ "$failed" -eq 0 ]; then
+    tail -50 "$out"
+    count 0 1
+  fi
+  if [ $rc -ne 0 ]; then
+    find "$dir" -path '*tmp_check/log/*' -name 'regress_log_*' -exec tail -40 {} \; 2>/dev/null | head -120
+  fi
+}
+
+run_installcheck "$WORK/src" pg_memo
+if [ -f "$WORK/src/directory/Makefile" ]; then
+  run_installcheck "$WORK/src/directory" pg_memo_directory
+fi
+
+section "summary"
+echo "logs in $WORK"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,93 @@
+-- DDL on a dependency invalidates at commit; names resolve per search_path.
+CREATE TABLE item (id int PRIMARY KEY, label text);
+INSERT INTO item VALUES (1, 'one'), (2, 'two');
+SELECT memo.watch('item');
+
+-- ALTER TABLE ... ADD COLUMN changes SELECT *
+SELECT * FROM memo.list_as(NULL::item, 'item', 'SELECT * FROM item ORDER BY id');
+ALTER TABLE item ADD COLUMN price int DEFAULT 5;
+SELECT * FROM memo.list_as(NULL::item, 'item', 'SELECT * FROM item ORDER BY id');
+
+-- a column type change
+SELECT * FROM memo.list('item.price', 'SELECT price FROM item ORDER BY id') AS t(p int);
+ALTER TABLE item ALTER COLUMN price TYPE numeric;
+SELECT * FROM memo.list('item.price', 'SELECT price FROM item ORDER BY id') AS t(p int);
+SELECT * FROM memo.list('item.price', 'SELECT price FROM item ORDER BY id') AS t(p numeric);
+
+-- DDL inside a transaction: the transaction sees its own DDL, not the entry
+SELECT memo.count('item.count', 'SELECT * FROM item WHERE price > 1');
+BEGIN;
+ALTER TABLE item RENAME COLUMN price TO cost;
+SELECT memo.count('item.count', 'SELECT * FROM item WHERE price > 1');
+ROLLBACK;
+SELECT memo.count('item.count', 'SELECT * FROM item WHERE price > 1');
+
+-- DROP COLUMN
+ALTER TABLE item DROP COLUMN price;
+SELECT memo.count('item.count', 'SELECT * FROM item WHERE price > 1');
+
+-- RENAME: the same text now means another table, or none
+SELECT memo.count('item.count2', 'SELECT * FROM item');
+ALTER TABLE item RENAME TO item_old;
+SELECT memo.count('item.count2', 'SELECT * FROM item');
+CREATE TABLE item (id int);
+SELECT memo.watch('item');
+SELECT memo.count('item.count2', 'SELECT * FROM item');
+
+-- DROP TABLE takes its entries with it
+SELECT memo.count('old.count', 'SELECT * FROM item_old');
+SELECT entries FROM counters('old.count');
+DROP TABLE item_old;
+SELECT entries FROM counters('old.count');
+SELECT memo.count('old.count', 'SELECT * FROM item_old');
+SELECT count(*) FROM memo.watched WHERE table_name::text = 'item_old';
+
+-- CREATE OR REPLACE VIEW
+CREATE TABLE base (n int);
+INSERT INTO base SELECT generate_series(1, 10);
+SELECT memo.watch('base');
+CREATE VIEW small AS SELECT n FROM base WHERE n < 5;
+SELECT memo.count('small', 'SELECT * FROM small');
+CREATE OR REPLACE VIEW small AS SELECT n FROM base WHERE n < 3;
+SELECT memo.count('small', 'SELECT * FROM small');
+
+-- search_path: the same text in two schemas never shares an entry
+CREATE SCHEMA s1;
+CREATE SCHEMA s2;
+CREATE TABLE s1.thing (v int);
+CREATE TABLE s2.thing (v int);
+INSERT INTO s1.thing VALUES (1);
+INSERT INTO s2.thing VALUES (1), (2);
+SELECT memo.watch('s1.thing');
+SELECT memo.watch('s2.thing');
+SET search_path = s1, public;
+SELECT memo.count('thing', 'SELECT * FROM thing');
+SET search_path = s2, public;
+SELECT memo.count('thing', 'SELECT * FROM thing');
+SET search_path = s1, public;
+SELECT memo.count('thing', 'SELECT * FROM thing');
+-- a table created earlier on the path takes the name over
+SET search_path = s1, s2, public;
+DROP TABLE s1.thing;
+SELECT memo.count('thing', 'SELECT * FROM thing');
+CREATE TABLE s1.thing (v int);
+SELECT memo.count('thing', 'SELECT * FROM thing');  -- now s1.thing, not watched yet
+SELECT memo.watch('s1.thing');
+SELECT memo.count('thing', 'SELECT * FROM thing');
+RESET search_path;
+
+-- a replaced function changes what the query means
+CREATE FUNCTION double_it(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 * 2';
+SELECT * FROM memo.list('fn', 'SELECT double_it(n) FROM base WHERE n = 1') AS t(v int);
+CREATE OR REPLACE FUNCTION double_it(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 * 3';
+SELECT * FROM memo.list('fn', 'SELECT double_it(n) FROM base WHERE n = 1') AS t(v int);
+
+-- DROP EXTENSION takes the triggers and entries; CREATE EXTENSION starts over
+DROP EXTENSION pg_memo CASCADE;
+SELECT count(*) FROM pg_trigger WHERE tgname = 'pg_memo_invalidate' AND tgrelid <> 'fake'::regclass;
+CREATE EXTENSION pg_memo;
+SELECT memo.count('base', 'SELECT * FROM base');
+SELECT memo.watch('base');
+SELECT memo.count('base', 'SELECT * FROM base');
+INSERT INTO base VALUES (11);
+SELECT memo.count('base', 'SELECT * FROM base');

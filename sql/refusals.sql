@@ -1,0 +1,89 @@
+-- Bad input and uncacheable queries get clear errors with proper SQLSTATEs.
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+
+-- Shows the SQLSTATE and message of whatever the statement raises.
+CREATE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE stmt;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+CREATE TABLE plain (id int PRIMARY KEY, v text);
+CREATE TEMP TABLE scratch (id int);
+CREATE TABLE watched_t (id int PRIMARY KEY, v text);
+SELECT memo.watch('watched_t');
+CREATE VIEW v_plain AS SELECT * FROM plain;
+CREATE MATERIALIZED VIEW mv AS SELECT * FROM watched_t;
+CREATE SEQUENCE seq;
+
+-- NULL arguments
+SELECT try($$SELECT memo.count(NULL, 'SELECT 1')$$);
+SELECT try($$SELECT memo.count('c', NULL)$$);
+SELECT try($$SELECT memo.count('c', 'SELECT 1', NULL)$$);
+SELECT try($$SELECT * FROM memo.list(NULL, 'SELECT 1') AS t(x int)$$);
+-- cache names
+SELECT try($$SELECT memo.count('', 'SELECT * FROM watched_t')$$);
+SELECT try($$SELECT memo.count(repeat('x', 64), 'SELECT * FROM watched_t')$$);
+SELECT try($$SELECT memo.count('odd name ''"; -- ✓', 'SELECT * FROM watched_t')$$);
+-- parameters
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t WHERE id = $1::int', '{}')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t WHERE id = $1::int', '{1,2}')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t WHERE id = $1::int', '{abc}')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t WHERE id = $1::int', '{{1},{2}}')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t WHERE id = $1::int', '{99999999999}')$$);
+-- not one SELECT
+SELECT try($$SELECT memo.count('c', '')$$);
+SELECT try($$SELECT memo.count('c', 'SELEC 1')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT 1; SELECT 2')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t) q; DELETE FROM watched_t; SELECT (1')$$);
+SELECT try($$SELECT memo.count('c', 'DELETE FROM watched_t')$$);
+SELECT try($$SELECT memo.count('c', 'CREATE TABLE x (a int)')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * INTO newt FROM watched_t')$$);
+SELECT try($$SELECT memo.count('c', 'WITH d AS (DELETE FROM watched_t RETURNING *) SELECT * FROM d')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t FOR UPDATE')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t FOR SHARE')$$);
+-- functions that are not immutable
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t WHERE now() > ''2000-01-01''')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT random() FROM watched_t')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT current_user FROM watched_t')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT nextval(''seq'') FROM watched_t')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t TABLESAMPLE BERNOULLI (50)')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT memo.count(''x'', ''SELECT 1'')')$$);
+-- what it reads
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM plain')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM v_plain')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM scratch')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM pg_class')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM information_schema.tables')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM mv')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM no_such_table')$$);
+-- constants and immutable functions are fine
+SELECT try($$SELECT memo.count('c', 'SELECT 1')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT lower(v) FROM watched_t WHERE id > 0')$$);
+
+-- memo.watch and memo.unwatch refuse what they cannot watch
+SELECT try($$SELECT memo.watch(NULL)$$);
+SELECT try($$SELECT memo.watch('v_plain')$$);
+SELECT try($$SELECT memo.watch('mv')$$);
+SELECT try($$SELECT memo.watch('seq')$$);
+SELECT try($$SELECT memo.watch('scratch')$$);
+SELECT try($$SELECT memo.watch('pg_class')$$);
+SELECT try($$SELECT memo.watch('no_such_table')$$);
+CREATE TABLE fake (id int);
+CREATE FUNCTION fake_trigger() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
+CREATE TRIGGER pg_memo_invalidate AFTER INSERT ON fake FOR EACH STATEMENT EXECUTE FUNCTION fake_trigger();
+SELECT try($$SELECT memo.watch('fake')$$);
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM fake')$$);
+
+-- the trigger function is only a trigger
+SELECT try($$SELECT memo.invalidation_trigger()$$);
+
+-- set-returning in a context that cannot take a set
+SELECT try($$SELECT memo.list('c', 'SELECT 1')$$);
+
+-- nothing above stored anything or broke the cache
+SELECT count(*) FROM memo.stats WHERE cache_name = 'c' AND entries > 1;
+SELECT memo.count('ok', 'SELECT * FROM watched_t');

@@ -1,0 +1,111 @@
+# Cross-backend behaviour of the cache: one backend computes, others hit, a
+# commit anywhere invalidates for everyone, uncommitted writes stay private,
+# and a computation never reuses a snapshot older than its generations.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('main');
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
+$node->start;
+
+$node->safe_psql('postgres', q{
+  CREATE EXTENSION pg_memo;
+  CREATE TABLE emp (id int PRIMARY KEY, dept text);
+  INSERT INTO emp SELECT g, 'd' || (g % 2) FROM generate_series(1, 10) g;
+  SELECT memo.watch('emp');
+});
+
+my $count_sql = q{SELECT memo.count('emp.count', 'SELECT * FROM emp WHERE dept = $1', '{d1}')};
+sub counter {
+    my ($name, $column) = @_;
+    return $node->safe_psql('postgres',
+        "SELECT $column FROM memo.stats WHERE cache_name = '$name'");
+}
+
+# Backend A computes, backend B hits.
+is($node->safe_psql('postgres', $count_sql), '5', 'backend A computes');
+is(counter('emp.count', 'computations'), '1', 'one computation');
+is($node->safe_psql('postgres', $count_sql), '5', 'backend B gets the same result');
+is(counter('emp.count', 'hits'), '1', 'backend B was served from shared memory');
+
+# Backend C writes inside a transaction: only C sees it until it commits.
+my $c = $node->background_psql('postgres');
+$c->query_safe('BEGIN');
+$c->query_safe(q{INSERT INTO emp VALUES (11, 'd1')});
+is($c->query_safe($count_sql), '6', 'C sees its own uncommitted write');
+is($node->safe_psql('postgres', $count_sql), '5', 'A does not see C\'s uncommitted write');
+is($node->safe_psql('postgres', $count_sql), '5', 'B does not see it either');
+is(counter('emp.count', 'computations'), '2', 'only C computed (bypass), A and B hit');
+is(counter('emp.count', 'bypasses'), '1', 'C\'s read counted as a bypass');
+
+# C commits: the very next statement in A and B sees the write.
+$c->query_safe('COMMIT');
+is($node->safe_psql('postgres', $count_sql), '6', 'A sees the commit at once');
+is($node->safe_psql('postgres', $count_sql), '6', 'B sees the commit at once');
+is(counter('emp.count', 'computations'), '3', 'recomputed once after the commit');
+
+# C rolls back: entries stay valid.
+$c->query_safe('BEGIN');
+$c->query_safe(q{DELETE FROM emp});
+is($c->query_safe($count_sql), '0', 'C sees its own delete');
+$c->query_safe('ROLLBACK');
+is($node->safe_psql('postgres', $count_sql), '6', 'the rolled-back delete never happened');
+is(counter('emp.count', 'computations'), '4', 'the entry survived the rollback (only C computed)');
+$c->quit;
+
+# A computation whose calling statement's snapshot predates a commit must
+# not store that old snapshot's result. R's statement starts, then waits on
+# an advisory lock held by W; W commits a write and lets R go; R computes.
+my $w = $node->background_psql('postgres');
+$w->query_safe('SELECT pg_advisory_lock(42)');
+my $r = $node->background_psql('postgres');
+my $r_pid = $r->query_safe('SELECT pg_backend_pid()');
+$r->query_until(qr/started/, q{\echo started
+SELECT CASE WHEN pg_advisory_lock(42) IS NULL THEN NULL
+            ELSE memo.count('emp.snap', 'SELECT * FROM emp') END AS snap;
+});
+$node->poll_query_until('postgres',
+    "SELECT wait_event = 'advisory' FROM pg_stat_activity WHERE pid = $r_pid")
+  or die 'R did not block on the advisory lock';
+$w->query_safe(q{INSERT INTO emp VALUES (12, 'd0')});
+$w->query_safe('SELECT pg_advisory_unlock(42)');
+my $r_out = $r->query_safe('SELECT 1 AS done');
+like($r_out, qr/^12$/m, 'R computed with a fresh snapshot that includes the commit');
+is($node->safe_psql('postgres', q{SELECT memo.count('emp.snap', 'SELECT * FROM emp')}),
+    '12', 'the stored entry is the fresh result');
+$r->quit;
+$w->quit;
+
+# Not preloaded: CREATE EXTENSION works, every function says what to set.
+my $bare = PostgreSQL::Test::Cluster->new('bare');
+$bare->init;
+$bare->start;
+$bare->safe_psql('postgres', 'CREATE EXTENSION pg_memo');
+my ($ret, $out, $err) = $bare->psql('postgres',
+    q{SELECT memo.count('x', 'SELECT 1')}, extra_params => ['-v', 'VERBOSITY=verbose']);
+isnt($ret, 0, 'memo.count fails without preloading');
+like($err, qr/55000: pg_memo must be loaded via shared_preload_libraries/, 'with SQLSTATE 55000 and what to set');
+$bare->stop;
+
+# Hot standby: nothing fires triggers there, so every call bypasses.
+$node->backup('b1');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'b1', has_streaming => 1);
+$standby->start;
+$node->safe_psql('postgres', q{INSERT INTO emp VALUES (13, 'd1')});
+$node->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $count_sql), '7', 'standby returns the current result');
+is($standby->safe_psql('postgres', $count_sql), '7', 'and again');
+is($standby->safe_psql('postgres', q{SELECT bypasses || '/' || hits FROM memo.stats WHERE cache_name = 'emp.count'}),
+    '2/0', 'standby calls bypass the cache');
+$node->safe_psql('postgres', q{DELETE FROM emp WHERE id = 13});
+$node->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $count_sql), '6', 'standby follows the primary without invalidation');
+$standby->stop;
+
+$node->stop;
+done_testing();
