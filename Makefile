@@ -7,13 +7,15 @@ DATA       = pg_memo--1.0.sql
 PGFILEDESC = "pg_memo - memoized query results in shared memory"
 
 CORE_OBJS = src/core/hash.o src/core/key.o src/core/generations.o \
-            src/core/stats.o src/core/result_format.o src/core/store.o
+            src/core/stats.o src/core/result_format.o src/core/store.o \
+            src/core/flight.o
 GLUE_OBJS = src/pg/pg_memo.o src/pg/invalidation.o src/pg/query_analysis.o \
-            src/pg/memo_functions.o src/pg/admin_functions.o
+            src/pg/memo_functions.o src/pg/admin_functions.o \
+            src/pg/flights.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
 PG_CPPFLAGS = -I$(srcdir)/src/core
-PG_CXXFLAGS = -std=c++17 -Wno-register
+PG_CXXFLAGS = -std=c++17 -Wno-register -MMD -MP
 SHLIB_LINK += -lstdc++
 
 # pg_regress suites in sql/ + expected/, on a temporary instance that
@@ -29,6 +31,10 @@ PROVE_TESTS = test/t/*.pl
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# Rebuild objects when a header they include changes.
+-include $(OBJS:.o=.d)
+EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # Debian builds LLVM bitcode with clang, which needs the same language level.
 BITCODE_CXXFLAGS += -std=c++17 -Wno-register

@@ -196,6 +196,13 @@ CREATE FUNCTION @extschema@.stats(
     OUT bytes bigint,
     OUT total_compute_ms double precision,
     OUT mean_compute_ms double precision,
+    OUT shared bigint,
+    OUT waits bigint,
+    OUT total_wait_ms double precision,
+    OUT takeovers bigint,
+    OUT wait_timeouts bigint,
+    OUT double_check_hits bigint,
+    OUT flight_full bigint,
     OUT stats_reset timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_memo_stats'
@@ -205,6 +212,27 @@ CREATE VIEW @extschema@.stats AS
 SELECT d.datname, s.*
   FROM @extschema@.stats() s
   LEFT JOIN pg_catalog.pg_database d ON d.oid = s.dbid;
+
+-- Computations in progress. The query text and parameters are shown only to
+-- the role the flight computes for and to members of pg_read_all_stats.
+CREATE FUNCTION @extschema@.flights(
+    OUT dbid oid,
+    OUT cache_name text,
+    OUT leader_pid integer,
+    OUT waiters integer,
+    OUT started timestamptz,
+    OUT state text,
+    OUT userid oid,
+    OUT query text,
+    OUT params text[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_memo_flights'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW @extschema@.flights AS
+SELECT d.datname, f.*
+  FROM @extschema@.flights() f
+  LEFT JOIN pg_catalog.pg_database d ON d.oid = f.dbid;
 
 CREATE FUNCTION @extschema@.info(
     OUT arena_bytes bigint,

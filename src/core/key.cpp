@@ -29,4 +29,21 @@ size_t encode_key(const KeyField *fields, size_t nfields, char *out) noexcept {
     return size_t(p - out);
 }
 
+int decode_key(const char *key, size_t len, KeyField *fields, size_t max_fields) noexcept {
+    size_t pos = 0, n = 0;
+    while (pos < len) {
+        uint32_t marker;
+        if (len - pos < sizeof marker) return -1;
+        std::memcpy(&marker, key + pos, sizeof marker);
+        pos += sizeof marker;
+        bool is_null = marker == kNullMarker;
+        uint32_t flen = is_null ? 0 : marker;
+        if (len - pos < flen) return -1;
+        if (n < max_fields) fields[n] = KeyField{key + pos, flen, is_null};
+        n++;
+        pos += flen;
+    }
+    return int(n);
+}
+
 }  // namespace pgmemo

@@ -25,4 +25,8 @@ size_t encoded_key_size(const KeyField *fields, size_t nfields) noexcept;
 // Returns the number of bytes written.
 size_t encode_key(const KeyField *fields, size_t nfields, char *out) noexcept;
 
+// Splits an encoded key back into up to max_fields fields (views into key).
+// Returns the number of fields, or -1 if the bytes are not a valid encoding.
+int decode_key(const char *key, size_t len, KeyField *fields, size_t max_fields) noexcept;
+
 }  // namespace pgmemo

@@ -23,6 +23,13 @@ enum Counter : int {
     kEvictions,
     kTooLarge,
     kComputeNanos,  // total time spent computing
+    kShared,        // callers served by another backend's computation
+    kWaits,         // times a caller slept on a flight
+    kWaitNanos,     // total time spent sleeping on flights
+    kTakeovers,     // waiters that took over from a leader that went away
+    kWaitTimeouts,  // waiters that gave up after pg_memo.wait_timeout
+    kDoubleCheckHits,  // new leaders that found the result already stored
+    kFlightFull,    // misses computed without a flight: the table was full
     kEntries,       // gauge: entries now stored
     kBytes,         // gauge: arena bytes those entries use
     kCounterCount

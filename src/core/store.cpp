@@ -42,9 +42,11 @@ struct Store::Entry {
     uint32_t meta_len;
     uint32_t payload_len;
     uint32_t stats_slot;
+    std::atomic<uint32_t> pins;                  // flights holding it for waiters
     std::atomic<uint8_t> referenced;             // CLOCK bit, set by hits
     std::atomic<uint8_t> invalidation_counted;   // stats count it once
-    uint8_t reserved[2];
+    std::atomic<uint8_t> unlinked;               // off the index, freed at last unpin
+    uint8_t reserved[1];
 
     char *body() { return reinterpret_cast<char *>(this + 1); }
     const char *body() const { return reinterpret_cast<const char *>(this + 1); }
@@ -131,7 +133,7 @@ uint64_t Store::entry_size(const EntryParts &p) noexcept {
 }
 
 LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len,
-                           const SlotSetView &own_writes, HitSink &sink) noexcept {
+                           const SlotSetView &own_writes, HitSink &sink, uint64_t *pinned) noexcept {
     uint32_t bucket = uint32_t(hash & (shared_->cfg.nbuckets - 1));
     uint32_t part = partition_of(hash);
     LookupStatus status = LookupStatus::Miss;
@@ -153,6 +155,10 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len,
             // on the entry's cache line in the steady state.
             if (!e->referenced.load(std::memory_order_relaxed))
                 e->referenced.store(1, std::memory_order_relaxed);
+            if (pinned) {
+                e->pins.fetch_add(1, std::memory_order_relaxed);
+                *pinned = offset_of(e);
+            }
             status = LookupStatus::Hit;
         } else {
             status = LookupStatus::SinkFailed;
@@ -221,10 +227,14 @@ uint64_t Store::sweep_bucket(uint32_t bucket, ShouldRemove should_remove, uint64
             else
                 link_head->store(e->next, std::memory_order_relaxed);
             account_removed(e, reason);
-            *freed += e->alloc_bytes;
-            e->next = offset_of(removed);
-            removed = e;
             count++;
+            if (e->pins.load(std::memory_order_relaxed) > 0) {
+                e->unlinked.store(1, std::memory_order_relaxed);  // the last unpin frees it
+            } else {
+                *freed += e->alloc_bytes;
+                e->next = offset_of(removed);
+                removed = e;
+            }
         } else {
             link = &e->next;
         }
@@ -244,6 +254,7 @@ bool Store::evict_for(uint64_t bytes) noexcept {
         uint64_t b = shared_->clock_hand.fetch_add(1, std::memory_order_relaxed) & (nbuckets - 1);
         sweep_bucket(uint32_t(b),
                      [this](Entry *e) {
+                         if (e->pins.load(std::memory_order_relaxed) > 0) return Removal::Keep;
                          if (!entry_is_current(e)) return Removal::Invalidated;
                          if (e->referenced.load(std::memory_order_relaxed)) {
                              e->referenced.store(0, std::memory_order_relaxed);
@@ -256,14 +267,19 @@ bool Store::evict_for(uint64_t bytes) noexcept {
     return freed > 0;
 }
 
-InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes) noexcept {
-    uint64_t bytes = entry_size(p);
-    if (bytes > max_entry_bytes || bytes > shared_->cfg.arena_bytes / 2) return InsertStatus::TooLarge;
-
+void *Store::allocate_evicting(uint64_t bytes) noexcept {
     void *mem = allocate(bytes);
     // Fragmentation can leave no hole big enough even after freeing that
     // many bytes, so keep evicting while eviction still frees something.
     while (!mem && evict_for(bytes)) mem = allocate(bytes);
+    return mem;
+}
+
+InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes, uint64_t *pinned) noexcept {
+    uint64_t bytes = entry_size(p);
+    if (bytes > max_entry_bytes || bytes > shared_->cfg.arena_bytes / 2) return InsertStatus::TooLarge;
+
+    void *mem = allocate_evicting(bytes);
     if (!mem) return InsertStatus::NoSpace;
 
     auto *e = new (mem) Entry;
@@ -275,8 +291,11 @@ InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes) noexce
     e->meta_len = p.meta_len;
     e->payload_len = p.payload_len;
     e->stats_slot = p.stats_slot;
+    e->pins.store(pinned ? 1 : 0, std::memory_order_relaxed);
     e->referenced.store(1, std::memory_order_relaxed);
     e->invalidation_counted.store(0, std::memory_order_relaxed);
+    e->unlinked.store(0, std::memory_order_relaxed);
+    if (pinned) *pinned = offset_of(e);
     std::memcpy(e->body(), p.key, p.key_len);
     if (p.ndeps) std::memcpy(const_cast<DepStamp *>(e->deps()), p.deps, sizeof(DepStamp) * p.ndeps);
     if (p.meta_len) std::memcpy(const_cast<char *>(e->meta()), p.meta, p.meta_len);
@@ -307,14 +326,58 @@ InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes) noexce
     }
     e->next = head.load(std::memory_order_relaxed);
     head.store(offset_of(e), std::memory_order_relaxed);
-    if (old) account_removed(old, entry_is_current(old) ? Removal::Dropped : Removal::Invalidated);
+    bool free_old = false;
+    if (old) {
+        account_removed(old, entry_is_current(old) ? Removal::Dropped : Removal::Invalidated);
+        if (old->pins.load(std::memory_order_relaxed) > 0)
+            old->unlinked.store(1, std::memory_order_relaxed);
+        else
+            free_old = true;
+    }
     locks_->unlock_partition(part);
 
-    if (old) {
+    if (free_old) {
         old->next = 0;
         release(old);
     }
     return InsertStatus::Stored;
+}
+
+LookupStatus Store::read_pinned(uint64_t handle, HitSink &sink) const noexcept {
+    // A pinned entry is immutable and cannot be freed: no lock needed.
+    const Entry *e = entry_at(handle);
+    if (!entry_is_current(e)) return LookupStatus::Stale;
+    return sink.accept(e->meta(), e->meta_len, e->payload(), e->payload_len) ? LookupStatus::Hit
+                                                                               : LookupStatus::SinkFailed;
+}
+
+void Store::unpin(uint64_t handle) noexcept {
+    Entry *e = entry_at(handle);
+    uint32_t part = partition_of(e->hash);
+    // Under the shared lock: an unlinker (exclusive) either saw our pin and
+    // left the freeing to us, or runs after us and frees it itself.
+    locks_->lock_partition(part, false);
+    bool last = e->pins.fetch_sub(1, std::memory_order_acq_rel) == 1;
+    bool free_it = last && e->unlinked.load(std::memory_order_relaxed);
+    locks_->unlock_partition(part);
+    if (free_it) {
+        e->next = 0;
+        release(e);
+    }
+}
+
+uint64_t Store::allocate_block(uint64_t bytes) noexcept {
+    if (bytes > shared_->cfg.arena_bytes / 2) return 0;
+    void *mem = allocate_evicting(bytes);
+    return mem ? uint64_t(static_cast<char *>(mem) - arena_) : 0;
+}
+
+char *Store::block(uint64_t handle) const noexcept { return arena_ + handle; }
+
+void Store::release_block(uint64_t handle) noexcept {
+    locks_->lock_allocator();
+    segment(arena_, shared_->segment_offset)->deallocate(arena_ + handle);
+    locks_->unlock_allocator();
 }
 
 uint64_t Store::remove_all() noexcept {

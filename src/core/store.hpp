@@ -21,8 +21,12 @@
 //   - Not under any lock: the clock hand and every counter (atomics), the
 //     entry's referenced bit (an atomic byte written only when it changes),
 //     and the generations. A hit therefore takes exactly one shared lock.
-//   - An entry is immutable between being linked and being unlinked, so a
+//   - An entry is immutable between being linked and being freed, so a
 //     reader holding the shared partition lock may read it freely.
+//   - Pins (atomic) are taken under the shared partition lock and dropped
+//     under it; unlinking happens under the exclusive lock, so an unlinker
+//     either sees the pin (and leaves the free to the last unpin) or frees
+//     an unpinned entry itself. A pinned entry needs no lock to be read.
 #pragma once
 
 #include <atomic>
@@ -105,13 +109,27 @@ public:
 
     uint32_t partition_of(uint64_t hash) const noexcept;
 
+    // With pinned, a hit also pins the entry and stores its handle there.
     LookupStatus lookup(uint64_t hash, const char *key, uint32_t key_len,
-                        const SlotSetView &own_writes, HitSink &sink) noexcept;
+                        const SlotSetView &own_writes, HitSink &sink,
+                        uint64_t *pinned = nullptr) noexcept;
 
     // Stores a copy of parts, replacing any entry with the same key. Entries
     // larger than max_entry_bytes are refused, as are entries that do not fit
-    // even after eviction.
-    InsertStatus insert(const EntryParts &parts, uint64_t max_entry_bytes) noexcept;
+    // even after eviction. With pinned, the new entry is pinned.
+    InsertStatus insert(const EntryParts &parts, uint64_t max_entry_bytes,
+                        uint64_t *pinned = nullptr) noexcept;
+
+    // Pinned entries (held by a flight for its waiters) are never evicted or
+    // freed: removing one only unlinks it, and the last unpin frees it.
+    LookupStatus read_pinned(uint64_t handle, HitSink &sink) const noexcept;
+    void unpin(uint64_t handle) noexcept;
+
+    // Raw arena blocks (flight keys), evicting entries to make room.
+    // allocate_block returns 0 when nothing fits.
+    uint64_t allocate_block(uint64_t bytes) noexcept;
+    char *block(uint64_t handle) const noexcept;
+    void release_block(uint64_t handle) noexcept;
 
     // Size of the entry insert() would allocate for parts.
     static uint64_t entry_size(const EntryParts &parts) noexcept;
@@ -130,6 +148,7 @@ private:
     uint64_t offset_of(const Entry *e) const noexcept;
     bool entry_is_current(const Entry *e) const noexcept;
     void *allocate(uint64_t bytes) noexcept;
+    void *allocate_evicting(uint64_t bytes) noexcept;
     void release(Entry *chain) noexcept;
     void account_removed(Entry *e, Removal reason) noexcept;
     bool evict_for(uint64_t bytes) noexcept;

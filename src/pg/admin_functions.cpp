@@ -1,10 +1,11 @@
 // Functions for DBAs: statistics, arena info, manual invalidation, resets.
-#include "pg_memo.hpp"
+#include "memoize.hpp"
 
 extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "miscadmin.h"
+#include "catalog/pg_authid.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -12,12 +13,14 @@ extern "C" {
 
 PG_FUNCTION_INFO_V1(pg_memo_stats);
 PG_FUNCTION_INFO_V1(pg_memo_info);
+PG_FUNCTION_INFO_V1(pg_memo_flights);
 PG_FUNCTION_INFO_V1(pg_memo_invalidate);
 PG_FUNCTION_INFO_V1(pg_memo_reset);
 PG_FUNCTION_INFO_V1(pg_memo_reset_stats);
 PG_FUNCTION_INFO_V1(pg_memo_generation);
 Datum pg_memo_stats(PG_FUNCTION_ARGS);
 Datum pg_memo_info(PG_FUNCTION_ARGS);
+Datum pg_memo_flights(PG_FUNCTION_ARGS);
 Datum pg_memo_invalidate(PG_FUNCTION_ARGS);
 Datum pg_memo_reset(PG_FUNCTION_ARGS);
 Datum pg_memo_reset_stats(PG_FUNCTION_ARGS);
@@ -28,7 +31,7 @@ Datum pg_memo_generation(PG_FUNCTION_ARGS);
 
 namespace {
 
-constexpr int kStatsColumns = 15;
+constexpr int kStatsColumns = 22;
 
 double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
 
@@ -60,8 +63,86 @@ Datum pg_memo_stats(PG_FUNCTION_ARGS) {
             values[c++] = Float8GetDatum(total_ms / double(computations));
         else
             nulls[c++] = true;
+        values[c++] = Int64GetDatum(int64(stats.get(i, kShared)));
+        values[c++] = Int64GetDatum(int64(stats.get(i, kWaits)));
+        values[c++] = Float8GetDatum(nanos_to_ms(stats.get(i, kWaitNanos)));
+        for (Counter k : {kTakeovers, kWaitTimeouts, kDoubleCheckHits, kFlightFull})
+            values[c++] = Int64GetDatum(int64(stats.get(i, k)));
         values[c++] = TimestampTzGetDatum(s.stats_reset.load());
         Assert(c == kStatsColumns);
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+    return (Datum)0;
+    PG_MEMO_ENTRY_END
+}
+
+namespace {
+
+const char *flight_state_name(pgmemo::FlightState s) {
+    switch (s) {
+        case pgmemo::FlightState::Running: return "running";
+        case pgmemo::FlightState::Done: return "done";
+        case pgmemo::FlightState::Failed: return "failed";
+        case pgmemo::FlightState::Abandoned: return "abandoned";
+        default: return "free";
+    }
+}
+
+// One flight, copied out under the flight lock.
+struct FlightRow {
+    pgmemo::FlightSlot slot;
+    char *key;
+};
+
+}  // namespace
+
+Datum pg_memo_flights(PG_FUNCTION_ARGS) {
+    PG_MEMO_ENTRY_BEGIN
+    using namespace pgmemo;
+    Shared &sh = shared_state();
+    InitMaterializedSRF(fcinfo, 0);
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+
+    uint32_t n = sh.flights.size();
+    auto *rows = static_cast<FlightRow *>(palloc(sizeof(FlightRow) * n));
+    uint32_t nrows = 0;
+    LWLockAcquire(flight_lock(), LW_SHARED);
+    for (uint32_t i = 0; i < n; i++) {
+        const FlightSlot &s = sh.flights.slot(int32_t(i));
+        if (s.state == FlightState::Free) continue;
+        rows[nrows].slot = s;
+        rows[nrows].key = static_cast<char *>(palloc(s.key_len));
+        memcpy(rows[nrows].key, sh.store.block(s.key_block), s.key_len);
+        nrows++;
+    }
+    LWLockRelease(flight_lock());
+
+    bool all_stats = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+    for (uint32_t r = 0; r < nrows; r++) {
+        const FlightSlot &s = rows[r].slot;
+        Datum values[9];
+        bool nulls[9] = {false};
+        const StatsSlot &names = sh.stats.slot(s.stats_slot);
+        values[0] = ObjectIdGetDatum(s.dbid);
+        values[1] = CStringGetTextDatum(names.name);
+        values[2] = Int32GetDatum(s.leader_pid);
+        values[3] = Int32GetDatum(int32(s.waiters));
+        values[4] = TimestampTzGetDatum(s.started_at);
+        values[5] = CStringGetTextDatum(flight_state_name(s.state));
+        Oid userid;
+        text *query;
+        ArrayType *params;
+        if (describe_key(rows[r].key, s.key_len, &userid, &query, &params)) {
+            values[6] = ObjectIdGetDatum(userid);
+            if (all_stats || has_privs_of_role(GetUserId(), userid)) {
+                values[7] = PointerGetDatum(query);
+                values[8] = PointerGetDatum(params);
+            } else {
+                nulls[7] = nulls[8] = true;
+            }
+        } else {
+            nulls[6] = nulls[7] = nulls[8] = true;
+        }
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     return (Datum)0;

@@ -13,7 +13,7 @@
 //   - XACT_EVENT_COMMIT runs after the commit is visible to new snapshots:
 //     it bumps every marked counter. It only does atomic increments.
 //   - Abort forgets the marks: rolled-back writes never happened.
-#include "pg_memo.hpp"
+#include "memoize.hpp"
 
 extern "C" {
 #include "catalog/objectaccess.h"
@@ -109,6 +109,7 @@ void memo_xact_callback(XactEvent event, void *) {
         case XACT_EVENT_ABORT:
         case XACT_EVENT_PARALLEL_ABORT:
             forget_transaction();
+            flights_cleanup();  // normally done already by the flight's own PG_CATCH
             break;
         default:
             break;
@@ -117,7 +118,11 @@ void memo_xact_callback(XactEvent event, void *) {
 
 void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg) {
     if (prev_object_access_hook) prev_object_access_hook(access, class_id, object_id, sub_id, arg);
-    if (!IsTransactionState()) return;
+    // Only definitions changing matter: not OAT_FUNCTION_EXECUTE, which
+    // fires for every function call, nor OAT_NAMESPACE_SEARCH.
+    if (!IsTransactionState() ||
+        (access != OAT_POST_CREATE && access != OAT_POST_ALTER && access != OAT_DROP))
+        return;
 
     if (class_id == RelationRelationId) {
         if (access == OAT_POST_ALTER || access == OAT_DROP) mark_written(relation_slot(object_id));

@@ -39,11 +39,10 @@ Datum pg_memo_count(PG_FUNCTION_ARGS);
 
 #include "hash.hpp"
 #include "key.hpp"
+#include "memoize.hpp"
 #include "result_format.hpp"
 
 namespace pgmemo {
-
-namespace {
 
 enum class Kind : char { List = 'L', Count = 'C' };
 
@@ -61,6 +60,8 @@ struct Call {
     int search_path_len;
 };
 
+namespace {
+
 // Session settings that change what the query text or a parameter means.
 struct KeyContext {
     Oid dbid;
@@ -70,18 +71,6 @@ struct KeyContext {
     int32 interval_style;
     int32 standard_strings;
     int32 null_equals;
-};
-
-struct Encoded {
-    char *key;
-    uint32_t key_len;
-    uint64_t hash;
-};
-
-// A result ready to hand over: a payload in ResultReader format.
-struct Result {
-    char *payload;
-    uint32_t len;
 };
 
 [[noreturn]] void null_argument(const char *name) {
@@ -113,6 +102,8 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     call->search_path_len = n;
 }
 
+constexpr int kFixedKeyFields = 6;  // kind, context, timezone, search path, cache name, query
+
 Encoded encode_call(const Call &call) {
     KeyContext ctx;
     memset(&ctx, 0, sizeof ctx);  // padding must not reach the key bytes
@@ -126,7 +117,7 @@ Encoded encode_call(const Call &call) {
     const char *tz = pg_get_timezone_name(session_timezone);
     char kind = char(call.kind);
 
-    const int nfixed = 6;
+    const int nfixed = kFixedKeyFields;
     int nfields = nfixed + call.nparams;
     auto *fields = static_cast<KeyField *>(palloc(sizeof(KeyField) * nfields));
     fields[0] = KeyField{&kind, 1, false};
@@ -151,29 +142,6 @@ Encoded encode_call(const Call &call) {
     e.hash = pgmemo::hash_bytes(e.key, e.key_len);
     return e;
 }
-
-// Copies a hit out of shared memory. Runs under the partition lock, so it
-// must not raise errors: it allocates with MCXT_ALLOC_NO_OOM.
-class CopyOutSink final : public HitSink {
-public:
-    char *payload = nullptr;
-    uint32_t payload_len = 0;
-    char *meta = nullptr;
-    uint32_t meta_len = 0;
-
-    bool accept(const char *m, uint32_t ml, const char *p, uint32_t pl) noexcept override {
-        size_t meta_at = MAXALIGN(size_t(pl));
-        char *buf = static_cast<char *>(palloc_extended(meta_at + ml + 1, MCXT_ALLOC_NO_OOM | MCXT_ALLOC_HUGE));
-        if (!buf) return false;
-        memcpy(buf, p, pl);
-        memcpy(buf + meta_at, m, ml);
-        payload = buf;
-        payload_len = pl;
-        meta = buf + meta_at;
-        meta_len = ml;
-        return true;
-    }
-};
 
 struct VarParams {
     Oid *types;
@@ -296,10 +264,11 @@ Result compute(const Call &call, Analysis *analysis) {
     return r;
 }
 
-void store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r) {
+bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
+                  uint64_t *pinned) {
     if (r.len > uint64_t(guc_max_result_size_kb) * 1024) {
         sh.stats.add(slot, kTooLarge);
-        return;
+        return false;
     }
     EntryParts parts;
     parts.hash = key.hash;
@@ -312,11 +281,13 @@ void store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis 
     parts.payload = r.payload;
     parts.payload_len = r.len;
     parts.stats_slot = slot;
-    if (sh.store.insert(parts, ~uint64_t(0)) != InsertStatus::Stored) sh.stats.add(slot, kTooLarge);
+    if (sh.store.insert(parts, ~uint64_t(0), pinned) == InsertStatus::Stored) return true;
+    sh.stats.add(slot, kTooLarge);
+    return false;
 }
 
-// The memoized result of a call: from the cache, or computed (and stored
-// when allowed).
+// The memoized result of a call: from the cache, or computed (through a
+// flight when singleflight is on) and stored when allowed.
 Result memoize(const Call &call) {
     Shared &sh = shared_state();
     uint32_t slot = stats_slot_for(VARDATA_ANY(call.cache_name), VARSIZE_ANY_EXHDR(call.cache_name));
@@ -336,14 +307,48 @@ Result memoize(const Call &call) {
         }
         if (status == LookupStatus::OwnWrites) bypass = true;
     }
+    // A transaction that wrote any watched table must see its own writes,
+    // which no other backend's computation contains: no flights for it.
+    if (!bypass && guc_singleflight && own_writes().count == 0 && flight_allowed(key))
+        return memoize_in_flight(call, key, slot);
+    return compute_and_store(call, key, slot, bypass, nullptr);
+}
 
+}  // namespace
+
+bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, ArrayType **params) {
+    int n = decode_key(key, len, nullptr, 0);
+    if (n < kFixedKeyFields) return false;
+    auto *fields = static_cast<KeyField *>(palloc(sizeof(KeyField) * n));
+    decode_key(key, len, fields, size_t(n));
+    KeyContext ctx;
+    if (fields[1].len != sizeof ctx) return false;
+    memcpy(&ctx, fields[1].data, sizeof ctx);
+    *userid = ctx.userid;
+    *query = cstring_to_text_with_len(fields[5].data, int(fields[5].len));
+    int nparams = n - kFixedKeyFields;
+    auto *values = static_cast<Datum *>(palloc(sizeof(Datum) * (nparams ? nparams : 1)));
+    auto *nulls = static_cast<bool *>(palloc(sizeof(bool) * (nparams ? nparams : 1)));
+    for (int i = 0; i < nparams; i++) {
+        const KeyField &f = fields[kFixedKeyFields + i];
+        nulls[i] = f.is_null;
+        values[i] = f.is_null ? (Datum)0 : PointerGetDatum(cstring_to_text_with_len(f.data, int(f.len)));
+    }
+    int dims[1] = {nparams}, lbs[1] = {1};
+    *params = construct_md_array(values, nulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT);
+    return true;
+}
+
+Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bool bypass, uint64_t *pinned) {
+    Shared &sh = shared_state();
+    if (pinned) *pinned = 0;
     Analysis analysis{};
     instr_time start, elapsed;
+    sh.stats.add(slot, kComputations);  // counted even if the query then fails
     INSTR_TIME_SET_CURRENT(start);
     Result r = compute(call, &analysis);
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
-    sh.stats.add(slot, kComputations);
     sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));
 
     bypass = bypass || analysis.uncacheable != Uncacheable::No ||
@@ -352,10 +357,12 @@ Result memoize(const Call &call) {
         sh.stats.add(slot, kBypasses);
     } else {
         sh.stats.add(slot, kMisses);
-        store_result(sh, slot, key, analysis, r);
+        store_result(sh, slot, key, analysis, r, pinned);
     }
     return r;
 }
+
+namespace {
 
 TupleDesc stored_descriptor(const ResultReader &rd) {
     TupleDesc desc = CreateTemplateTupleDesc(int(rd.ncolumns()));

@@ -1,16 +1,20 @@
 // pg_memo: module entry, settings and shared memory.
 //
 // Shared memory is one region, "pg_memo", laid out as
-//   [Generations counters][StatsTable slots][Store: header, buckets, arena]
+//   [Generations counters][StatsTable slots][FlightTable slots]
+//   [Store: header, buckets, arena]
 // plus the named LWLock tranche "pg_memo":
 //   locks[0 .. kPartitions-1]  index partitions (see src/core/store.hpp)
 //   locks[kPartitions]         the arena allocator
+//   locks[kPartitions + 1]     the flight table (see src/core/flight.hpp):
+//                              every field of every flight slot
 // The locking protocol itself is documented in src/core/store.hpp and
 // docs/architecture.md.
 #include "pg_memo.hpp"
 
 extern "C" {
 #include "miscadmin.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
@@ -29,10 +33,16 @@ namespace pgmemo {
 int guc_cache_size_kb = 64 * 1024;
 int guc_max_result_size_kb = 1024;
 int guc_max_cache_names = 1000;
+int guc_max_flights = 1024;
+bool guc_singleflight = true;
+int guc_wait_timeout_ms = 10000;
 
 namespace {
 
 constexpr uint32_t kPartitions = 64;
+constexpr uint32_t kAllocatorLock = kPartitions;
+constexpr uint32_t kFlightLock = kPartitions + 1;
+constexpr uint32_t kLockCount = kPartitions + 2;
 constexpr const char *kTrancheName = "pg_memo";
 
 shmem_request_hook_type prev_shmem_request_hook = nullptr;
@@ -45,8 +55,9 @@ public:
         LWLockAcquire(&locks_[p].lock, exclusive ? LW_EXCLUSIVE : LW_SHARED);
     }
     void unlock_partition(uint32_t p) noexcept override { LWLockRelease(&locks_[p].lock); }
-    void lock_allocator() noexcept override { LWLockAcquire(&locks_[kPartitions].lock, LW_EXCLUSIVE); }
-    void unlock_allocator() noexcept override { LWLockRelease(&locks_[kPartitions].lock); }
+    void lock_allocator() noexcept override { LWLockAcquire(&locks_[kAllocatorLock].lock, LW_EXCLUSIVE); }
+    void unlock_allocator() noexcept override { LWLockRelease(&locks_[kAllocatorLock].lock); }
+    LWLock *flight_lock() { return &locks_[kFlightLock].lock; }
 
 private:
     LWLockPadded *locks_ = nullptr;
@@ -64,14 +75,16 @@ StoreConfig store_config() {
 }
 
 size_t region_size() {
-    return add_size(add_size(Generations::shared_size(), StatsTable::shared_size(guc_max_cache_names)),
-                    Store::shared_size(store_config()));
+    size_t size = Generations::shared_size();
+    size = add_size(size, StatsTable::shared_size(guc_max_cache_names));
+    size = add_size(size, FlightTable::shared_size(guc_max_flights));
+    return add_size(size, Store::shared_size(store_config()));
 }
 
 void memo_shmem_request() {
     if (prev_shmem_request_hook) prev_shmem_request_hook();
     RequestAddinShmemSpace(region_size());
-    RequestNamedLWLockTranche(kTrancheName, kPartitions + 1);
+    RequestNamedLWLockTranche(kTrancheName, kLockCount);
 }
 
 void memo_shmem_startup() {
@@ -82,12 +95,16 @@ void memo_shmem_startup() {
     char *region = static_cast<char *>(ShmemInitStruct("pg_memo", region_size(), &found));
     char *gens_mem = region;
     char *stats_mem = gens_mem + Generations::shared_size();
-    char *store_mem = stats_mem + StatsTable::shared_size(guc_max_cache_names);
+    char *flights_mem = stats_mem + StatsTable::shared_size(guc_max_cache_names);
+    char *store_mem = flights_mem + FlightTable::shared_size(guc_max_flights);
     StoreConfig cfg = store_config();
 
     if (!found) {
         Generations::initialize(gens_mem);
         StatsTable::initialize(stats_mem, guc_max_cache_names, GetCurrentTimestamp());
+        FlightTable flights = FlightTable::initialize(flights_mem, guc_max_flights);
+        for (uint32_t i = 0; i < flights.size(); i++)
+            ConditionVariableInit(reinterpret_cast<ConditionVariable *>(flights.slot(int32_t(i)).wait_handle));
         if (!Store::initialize(store_mem, cfg)) {
             LWLockRelease(AddinShmemInitLock);
             ereport(FATAL, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
@@ -99,7 +116,8 @@ void memo_shmem_startup() {
                                            StatsTable::attach(stats_mem, guc_max_cache_names),
                                            Store(store_mem, Generations::attach(gens_mem),
                                                  StatsTable::attach(stats_mem, guc_max_cache_names),
-                                                 &store_locks)};
+                                                 &store_locks),
+                                           FlightTable::attach(flights_mem, guc_max_flights)};
     LWLockRelease(AddinShmemInitLock);
 }
 
@@ -118,6 +136,18 @@ void define_settings() {
         "pg_memo.max_cache_names", "Number of (database, cache name) rows memo.stats can track.",
         "Further names are counted in the row named (other).", &guc_max_cache_names, 1000, 16,
         1000000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.max_flights", "Number of computations that can be in flight at once.",
+        "A miss that finds the flight table full computes on its own (counted as flight_full).",
+        &guc_max_flights, 1024, 1, 1000000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pg_memo.singleflight", "Collapses concurrent misses on one key into one computation.",
+        "Off makes every miss compute, for A/B measurements.", &guc_singleflight, true, PGC_USERSET, 0,
+        nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.wait_timeout", "Longest a miss waits for another backend's computation.",
+        "After it, the waiter computes on its own (counted as wait_timeouts).", &guc_wait_timeout_ms,
+        10000, 1, INT_MAX, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_memo");
 }
 
@@ -132,6 +162,8 @@ constexpr uint32_t kLocalSlots = 64;
 LocalSlot local_slots[kLocalSlots];
 
 }  // namespace
+
+LWLock *flight_lock() { return store_locks.flight_lock(); }
 
 Shared &shared_state() {
     if (!attached)

@@ -23,6 +23,7 @@ extern "C" {
 
 #include <exception>
 
+#include "flight.hpp"
 #include "generations.hpp"
 #include "stats.hpp"
 #include "store.hpp"
@@ -35,6 +36,9 @@ namespace pgmemo {
 extern int guc_cache_size_kb;       // pg_memo.cache_size
 extern int guc_max_result_size_kb;  // pg_memo.max_result_size
 extern int guc_max_cache_names;     // pg_memo.max_cache_names
+extern int guc_max_flights;         // pg_memo.max_flights
+extern bool guc_singleflight;       // pg_memo.singleflight
+extern int guc_wait_timeout_ms;     // pg_memo.wait_timeout
 
 // The shared state, attached in this process. Raises 55000 unless pg_memo is
 // in shared_preload_libraries.
@@ -42,8 +46,12 @@ struct Shared {
     Generations gens;
     StatsTable stats;
     Store store;
+    FlightTable flights;
 };
 Shared &shared_state();
+
+// The lock of the flight table (see src/pg/flights.cpp).
+LWLock *flight_lock();
 
 // Stats slot for a cache name in the current database (per-backend memo of
 // the shared table). Raises 22023 for names that are empty or too long.

@@ -44,3 +44,16 @@ TEST(Hash, SpreadsNearbyInputs) {
     EXPECT_NE(h1, h2);
     EXPECT_NE(h1 & 0xffff, h2 & 0xffff);
 }
+
+TEST(Key, DecodeReturnsTheFields) {
+    KeyField null_field{nullptr, 0, true};
+    std::string k = encode({text("a"), null_field, text(""), text("query text")});
+    KeyField out[8];
+    ASSERT_EQ(decode_key(k.data(), k.size(), out, 8), 4);
+    EXPECT_EQ(std::string(out[0].data, out[0].len), "a");
+    EXPECT_TRUE(out[1].is_null);
+    EXPECT_FALSE(out[2].is_null);
+    EXPECT_EQ(out[2].len, 0u);
+    EXPECT_EQ(std::string(out[3].data, out[3].len), "query text");
+    EXPECT_EQ(decode_key(k.data(), k.size() - 1, out, 8), -1) << "truncated keys are rejected";
+}

@@ -1,0 +1,338 @@
+// Singleflight across backends: N concurrent misses on one key, one
+// computation, shared by all.
+//
+// Protocol (the flight table is src/core/flight.hpp, under the flight lock):
+//   - miss -> find a Running/Abandoned flight with the same key bytes: join
+//     it and sleep on its condition variable; or claim a free slot and lead.
+//   - The leader looks in the store once more (double-check), else computes
+//     with the ordinary miss path, storing the entry PINNED, and publishes:
+//     Done (with the pinned entry, or none when the result was not storable)
+//     or Failed (an error of the query itself, shared with the waiters).
+//   - A leader that is cancelled, times out or exits publishes Abandoned; a
+//     waiter takes over as leader of the same flight.
+//   - Waiters validate the published entry like a hit (generations still
+//     current, privileges), so a commit that happened after the leader read
+//     its generations is never hidden from them: they retry instead.
+//   - The last participant to leave frees the slot, its key block, and the
+//     pin. Errors (PG_CATCH), transaction abort and process exit all leave.
+//   - No hangs: waits are interruptible and bounded by pg_memo.wait_timeout;
+//     a backend leading a flight never waits on another one; a computation
+//     that re-enters its own key gets an error.
+#include "memoize.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "utils/memutils.h"
+}
+
+#include <cstring>
+
+#include "flight.hpp"
+
+namespace pgmemo {
+
+static_assert(sizeof(ConditionVariable) <= sizeof(FlightSlot::wait_handle), "condition variable fits");
+
+namespace {
+
+// The one flight this backend takes part in (nested calls never join one).
+struct Participation {
+    int32_t slot = -1;
+    uint32_t incarnation = 0;
+    bool leading = false;
+    uint64_t hash = 0;
+    const char *key = nullptr;  // the led key, to refuse re-entry
+    uint32_t key_len = 0;
+};
+Participation current;
+bool exit_callback_registered = false;
+
+constexpr int kMaxAttempts = 8;  // flights joined per call before computing alone
+
+ConditionVariable *flight_cv(FlightSlot &s) { return reinterpret_cast<ConditionVariable *>(s.wait_handle); }
+
+void lock_flights(LWLockMode mode) { LWLockAcquire(flight_lock(), mode); }
+void unlock_flights() { LWLockRelease(flight_lock()); }
+
+// Errors of the query itself are shared with the waiters (they would get
+// the same); errors of the leader's own situation are not: the waiters take
+// over instead.
+bool error_belongs_to_query(int sqlerrcode) {
+    switch (ERRCODE_TO_CATEGORY(sqlerrcode)) {
+        case ERRCODE_OPERATOR_INTERVENTION:      // 57: cancel, timeout, shutdown
+        case ERRCODE_CONNECTION_EXCEPTION:       // 08
+        case ERRCODE_INSUFFICIENT_RESOURCES:     // 53
+        case ERRCODE_PROGRAM_LIMIT_EXCEEDED:     // 54
+        case ERRCODE_TRANSACTION_ROLLBACK:       // 40: serialization, deadlock
+        case ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE:  // 55: lock_timeout
+        case ERRCODE_SYSTEM_ERROR:               // 58
+        case ERRCODE_INTERNAL_ERROR:             // XX
+        case ERRCODE_INVALID_TRANSACTION_STATE:  // 25
+            return false;
+        default:
+            return true;
+    }
+}
+
+// Leaves the current flight. The last one out frees the slot.
+void leave_flight() {
+    if (current.slot < 0) return;
+    Shared &sh = shared_state();
+    uint64_t key_block = 0, entry = 0;
+    lock_flights(LW_EXCLUSIVE);
+    FlightSlot &s = sh.flights.slot(current.slot);
+    bool last = s.incarnation == current.incarnation &&
+                sh.flights.leave(current.slot, !current.leading, &key_block, &entry);
+    unlock_flights();
+    current = Participation{};
+    if (last) {
+        if (entry) sh.store.unpin(entry);
+        if (key_block) sh.store.release_block(key_block);
+    }
+}
+
+// Publishes the leader's outcome and wakes the waiters.
+void publish(FlightState state, uint64_t entry, int error_code, const char *message) {
+    Shared &sh = shared_state();
+    lock_flights(LW_EXCLUSIVE);
+    FlightSlot &s = sh.flights.slot(current.slot);
+    s.state = state;
+    s.result_entry = entry;
+    s.error_code = error_code;
+    strlcpy(s.error_message, message ? message : "", sizeof s.error_message);
+    unlock_flights();
+    ConditionVariableBroadcast(flight_cv(s));
+}
+
+void exit_callback(int, Datum) {
+    LWLockReleaseAll();  // a FATAL exit may come before the transaction abort
+    flights_cleanup();
+}
+
+void note_participation(int32_t slot, uint32_t incarnation, bool leading, const Encoded &key) {
+    if (!exit_callback_registered) {
+        before_shmem_exit(exit_callback, 0);
+        exit_callback_registered = true;
+    }
+    current.slot = slot;
+    current.incarnation = incarnation;
+    current.leading = leading;
+    current.hash = key.hash;
+    current.key = key.key;
+    current.key_len = key.key_len;
+}
+
+enum class Role { Lead, Join, NoFlight };
+
+// Joins the key's flight or claims a new one. The key block is allocated
+// before taking the lock and given back if not needed.
+Role join_or_lead(const Encoded &key, uint32_t stats_slot) {
+    Shared &sh = shared_state();
+    uint64_t block = sh.store.allocate_block(key.key_len);
+    if (block) memcpy(sh.store.block(block), key.key, key.key_len);
+
+    Role role = Role::NoFlight;
+    lock_flights(LW_EXCLUSIVE);
+    int32_t i = sh.flights.find(key.hash, key.key, key.key_len, sh.store);
+    if (i >= 0) {
+        sh.flights.join(i);
+        role = Role::Join;
+    } else if (block) {
+        i = sh.flights.claim(key.hash, block, key.key_len, MyProcPid, stats_slot, MyDatabaseId,
+                             GetCurrentTimestamp());
+        if (i >= 0) {
+            role = Role::Lead;
+            block = 0;  // owned by the flight now
+        }
+    }
+    if (i >= 0) note_participation(i, sh.flights.slot(i).incarnation, role == Role::Lead, key);
+    unlock_flights();
+    if (block) sh.store.release_block(block);
+    return role;
+}
+
+// Leads: double-check, compute, publish. Leaves the flight on every path.
+Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
+    Shared &sh = shared_state();
+
+    // The result may have been stored between our miss and our flight.
+    CopyOutSink sink;
+    uint64_t pinned = 0;
+    if (sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, &pinned) == LookupStatus::Hit) {
+        if (privileges_still_hold(sink.meta, sink.meta_len)) {
+            sh.stats.add(stats_slot, kDoubleCheckHits);
+            sh.stats.add(stats_slot, kHits);
+            publish(FlightState::Done, pinned, 0, nullptr);
+            leave_flight();
+            return Result{sink.payload, sink.payload_len};
+        }
+        sh.store.unpin(pinned);
+    }
+
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    Result r{};
+    PG_TRY();
+    {
+        r = compute_and_store(call, key, stats_slot, false, &pinned);
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(caller_ctx);
+        ErrorData *edata = CopyErrorData();
+        if (error_belongs_to_query(edata->sqlerrcode))
+            publish(FlightState::Failed, 0, edata->sqlerrcode, edata->message);
+        else
+            publish(FlightState::Abandoned, 0, 0, nullptr);
+        leave_flight();
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+
+    publish(FlightState::Done, pinned, 0, nullptr);
+    leave_flight();
+    return r;
+}
+
+enum class WaitOutcome { Settled, TimedOut };
+
+// Sleeps until the flight is no longer Running or the wait budget is spent.
+WaitOutcome wait_for_flight(uint32_t stats_slot, instr_time deadline_start, long budget_ms) {
+    Shared &sh = shared_state();
+    FlightSlot &s = sh.flights.slot(current.slot);
+    ConditionVariable *cv = flight_cv(s);
+    sh.stats.add(stats_slot, kWaits);
+    instr_time started;
+    INSTR_TIME_SET_CURRENT(started);
+    WaitOutcome outcome = WaitOutcome::Settled;
+
+    ConditionVariablePrepareToSleep(cv);
+    for (;;) {
+        lock_flights(LW_SHARED);
+        bool running = s.state == FlightState::Running;
+        unlock_flights();
+        if (!running) break;
+        instr_time now;
+        INSTR_TIME_SET_CURRENT(now);
+        INSTR_TIME_SUBTRACT(now, deadline_start);
+        long remaining = budget_ms - long(INSTR_TIME_GET_MILLISEC(now));
+        if (remaining <= 0) {
+            outcome = WaitOutcome::TimedOut;
+            break;
+        }
+        // Interruptible: cancel, statement_timeout and termination end the
+        // wait with their usual error (see memoize_in_flight's PG_CATCH).
+        ConditionVariableTimedSleep(cv, remaining, PG_WAIT_EXTENSION);
+    }
+    ConditionVariableCancelSleep();
+
+    instr_time waited;
+    INSTR_TIME_SET_CURRENT(waited);
+    INSTR_TIME_SUBTRACT(waited, started);
+    sh.stats.add(stats_slot, kWaitNanos, uint64_t(INSTR_TIME_GET_DOUBLE(waited) * 1e9));
+    return outcome;
+}
+
+}  // namespace
+
+bool flight_allowed(const Encoded &key) {
+    if (current.slot < 0) return true;
+    // Re-entering the very key we are computing can never finish.
+    if (current.leading && current.hash == key.hash && current.key_len == key.key_len &&
+        memcmp(current.key, key.key, key.key_len) == 0)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_RECURSION),
+                        errmsg("pg_memo: the computation of a cached query calls itself")));
+    return false;  // never wait on another flight while taking part in one
+}
+
+void flights_cleanup() {
+    if (current.slot < 0) return;
+    ConditionVariableCancelSleep();
+    if (current.leading) publish(FlightState::Abandoned, 0, 0, nullptr);
+    leave_flight();
+}
+
+Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_slot) {
+    Shared &sh = shared_state();
+    instr_time wait_start;
+    INSTR_TIME_SET_CURRENT(wait_start);
+
+    for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
+        Role role = join_or_lead(key, stats_slot);
+        if (role == Role::NoFlight) {
+            sh.stats.add(stats_slot, kFlightFull);
+            break;
+        }
+        if (role == Role::Lead) return lead(call, key, stats_slot);
+
+        // A waiter. Its own cancel or timeout leaves the flight and rethrows.
+        WaitOutcome outcome = WaitOutcome::Settled;
+        PG_TRY();
+        {
+            outcome = wait_for_flight(stats_slot, wait_start, guc_wait_timeout_ms);
+        }
+        PG_CATCH();
+        {
+            flights_cleanup();
+            PG_RE_THROW();
+        }
+        PG_END_TRY();
+
+        if (outcome == WaitOutcome::TimedOut) {
+            sh.stats.add(stats_slot, kWaitTimeouts);
+            leave_flight();
+            return compute_and_store(call, key, stats_slot, false, nullptr);
+        }
+
+        lock_flights(LW_EXCLUSIVE);
+        FlightSlot &s = sh.flights.slot(current.slot);
+        FlightState state = s.state;
+        uint64_t entry = s.result_entry;
+        int error_code = s.error_code;
+        char message[kFlightMessageLen];
+        strlcpy(message, s.error_message, sizeof message);
+        bool took_over = false;
+        if (state == FlightState::Abandoned) {
+            // The leader went away: the first waiter to see it leads now.
+            s.state = FlightState::Running;
+            s.leader_pid = MyProcPid;
+            s.waiters--;
+            current.leading = true;
+            took_over = true;
+        }
+        unlock_flights();
+
+        if (took_over) {
+            sh.stats.add(stats_slot, kTakeovers);
+            return lead(call, key, stats_slot);
+        }
+        if (state == FlightState::Failed) {
+            sh.stats.add(stats_slot, kMisses);
+            leave_flight();
+            ereport(ERROR, (errcode(error_code), errmsg_internal("%s", message),
+                            errdetail("Raised by the computation another backend ran for this cache key.")));
+        }
+        if (state == FlightState::Done && entry) {
+            CopyOutSink sink;
+            LookupStatus got = sh.store.read_pinned(entry, sink);
+            if (got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
+                sh.stats.add(stats_slot, kMisses);
+                sh.stats.add(stats_slot, kShared);
+                leave_flight();
+                return Result{sink.payload, sink.payload_len};
+            }
+            leave_flight();
+            if (got == LookupStatus::Stale) continue;  // a commit since: fly again
+            break;
+        }
+        // Done without a storable result: everyone computes for itself.
+        leave_flight();
+        break;
+    }
+    return compute_and_store(call, key, stats_slot, false, nullptr);
+}
+
+}  // namespace pgmemo

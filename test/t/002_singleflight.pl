@@ -1,0 +1,240 @@
+# Singleflight across backends. The leader's computation is held back by a
+# table lock taken in another session, so that the waiters provably join its
+# flight (they sleep on the flight's condition variable: wait_event
+# 'Extension') before it finishes. No timing assumptions: every step waits for
+# an observable state.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('flights');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
+$node->start;
+
+$node->safe_psql('postgres', q{
+  CREATE EXTENSION pg_memo;
+  CREATE TABLE emp (id int PRIMARY KEY, scope text, divisor int);
+  INSERT INTO emp SELECT g, 's' || (g % 2), 1 FROM generate_series(1, 10) g;
+  SELECT memo.watch('emp');
+});
+
+my $waiters = 4;
+
+sub stat_of {
+    my ($cache, $column) = @_;
+    return $node->safe_psql('postgres',
+        "SELECT $column FROM memo.stats WHERE cache_name = '$cache'");
+}
+
+# The table lock that holds every computation back until released.
+sub hold_table {
+    my $blocker = $node->background_psql('postgres');
+    $blocker->query_safe('BEGIN');
+    $blocker->query_safe('LOCK TABLE emp IN ACCESS EXCLUSIVE MODE');
+    return $blocker;
+}
+
+# Starts $sql in a new session without waiting for it; returns the session
+# and its backend pid.
+sub start_call {
+    my ($sql, %opts) = @_;
+    my $s = $node->background_psql('postgres', on_error_stop => 0);
+    my $pid = $s->query_safe('SELECT pg_backend_pid()');
+    $s->query_safe($opts{setup}) if $opts{setup};
+    $s->query_until(qr/started/, "\\echo started\n$sql;\n");
+    return ($s, $pid);
+}
+
+# Waits for the started call to finish; returns (stdout, stderr).
+sub finish_call {
+    my ($s) = @_;
+    my ($out) = $s->query('SELECT 1 AS finished');
+    my $err = $s->{stderr};
+    $s->quit;
+    $out =~ s/\n?1\s*$//;  # drop the marker query's row
+    return ($out, $err);
+}
+
+sub wait_until {
+    my ($query, $what) = @_;
+    $node->poll_query_until('postgres', $query) or die "timed out waiting for $what";
+}
+
+sub waiting_on_flight {
+    my ($n) = @_;
+    wait_until("SELECT count(*) = $n FROM pg_stat_activity WHERE wait_event_type = 'Extension'",
+        "$n waiters on the flight");
+}
+
+sub waiting_on_lock {
+    my ($pid) = @_;
+    wait_until("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $pid",
+        "backend $pid to wait on the table lock");
+}
+
+my $count = q{SELECT memo.count('%s', 'SELECT * FROM emp WHERE scope = $1', '{%s}')};
+
+# 1. N concurrent misses on one key: one computation, N-1 shared results.
+{
+    my $blocker = hold_table();
+    my ($leader, $leader_pid) = start_call(sprintf($count, 'one', 's1'));
+    waiting_on_lock($leader_pid);
+    my @w = map { [start_call(sprintf($count, 'one', 's1'))] } 1 .. $waiters;
+    waiting_on_flight($waiters);
+    is($node->safe_psql('postgres', q{SELECT waiters FROM memo.flights WHERE cache_name = 'one'}),
+        $waiters, 'memo.flights shows the waiters');
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    my @results = map { (finish_call($_->[0]))[0] } ($leader ? [$leader] : (), @w);
+    is(scalar(grep { $_ =~ /^\s*5\s*$/m } @results), $waiters + 1, 'every caller got the same result');
+    is(stat_of('one', 'computations'), '1', 'one computation for all of them');
+    is(stat_of('one', 'shared'), "$waiters", 'N-1 callers were served by the leader');
+    is(stat_of('one', 'waits'), "$waiters", 'and each of them waited once');
+    is($node->safe_psql('postgres', q{SELECT count(*) FROM memo.flights}), '0', 'no flight left behind');
+}
+
+# 2. Two scopes miss at once: two computations, each caller gets its own
+#    scope's rows. The optimisation must NOT happen across keys.
+{
+    my $blocker = hold_table();
+    my $list = q{SELECT string_agg(id::text, ',') FROM memo.list('two', 'SELECT id FROM emp WHERE scope = $1 ORDER BY id', '{%s}') AS t(id int)};
+    my ($l1, $p1) = start_call(sprintf($list, 's0'));
+    my ($l2, $p2) = start_call(sprintf($list, 's1'));
+    waiting_on_lock($p1);
+    waiting_on_lock($p2);
+    my ($w1) = start_call(sprintf($list, 's0'));
+    my ($w2) = start_call(sprintf($list, 's1'));
+    waiting_on_flight(2);
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    like((finish_call($l1))[0], qr/^\s*2,4,6,8,10\s*$/m, 'scope s0 leader: its own rows');
+    like((finish_call($w1))[0], qr/^\s*2,4,6,8,10\s*$/m, 'scope s0 waiter: its own rows');
+    like((finish_call($l2))[0], qr/^\s*1,3,5,7,9\s*$/m, 'scope s1 leader: its own rows');
+    like((finish_call($w2))[0], qr/^\s*1,3,5,7,9\s*$/m, 'scope s1 waiter: its own rows');
+    is(stat_of('two', 'computations'), '2', 'two keys, two computations');
+}
+
+# 3. The leader is cancelled, or terminated, while waiters wait: a waiter
+#    takes over and everyone gets the right result.
+for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
+    my $cache = "takeover_$how";
+    my $blocker = hold_table();
+    my ($leader, $leader_pid) = start_call(sprintf($count, $cache, 's0'));
+    waiting_on_lock($leader_pid);
+    my @w = map { [start_call(sprintf($count, $cache, 's0'))] } 1 .. $waiters;
+    waiting_on_flight($waiters);
+    $node->safe_psql('postgres', "SELECT $how($leader_pid)");
+    # The new leader waits on the lock; the others keep waiting on the flight.
+    waiting_on_flight($waiters - 1);
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    if ($how eq 'pg_cancel_backend') {
+        like((finish_call($leader))[1], qr/canceling statement due to user request/,
+            "$how: the leader got its own error");
+    } else {
+        wait_until("SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $leader_pid", 'the leader to exit');
+        $leader->{run}->kill_kill;  # its psql lost the connection
+        pass("$how: the leader's backend is gone");
+    }
+    my @results = map { [finish_call($_->[0])] } @w;
+    is(scalar(grep { $_->[0] =~ /^\s*5\s*$/m && $_->[1] eq '' } @results), $waiters,
+        "$how: every waiter succeeded with the right result");
+    is(stat_of($cache, 'takeovers'), '1', "$how: one takeover");
+    is(stat_of($cache, 'computations'), '2', "$how: two computations started: the lost one and the takeover");
+    is($node->safe_psql('postgres', q{SELECT count(*) FROM memo.flights}), '0', "$how: no stuck flight");
+}
+
+# 4. The leader's query fails: waiters get the same error, nothing is cached.
+{
+    $node->safe_psql('postgres', q{UPDATE emp SET divisor = 0 WHERE id = 3});
+    my $q = q{SELECT memo.count('fails', 'SELECT * FROM emp WHERE 1 / divisor > 0')};
+    my $blocker = hold_table();
+    my ($leader, $leader_pid) = start_call($q);
+    waiting_on_lock($leader_pid);
+    my @w = map { [start_call($q)] } 1 .. $waiters;
+    waiting_on_flight($waiters);
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    like((finish_call($leader))[1], qr/division by zero/, 'the leader fails');
+    my @errs = map { (finish_call($_->[0]))[1] } @w;
+    is(scalar(grep { /division by zero/ } @errs), $waiters, 'every waiter gets the same error');
+    is(stat_of('fails', 'computations'), '1', 'the failing query ran once');
+    my ($ret, undef, $err) = $node->psql('postgres', $q);
+    like($err, qr/division by zero/, 'the next call computes again');
+    is(stat_of('fails', 'computations'), '2', 'failures are not cached');
+    $node->safe_psql('postgres', q{UPDATE emp SET divisor = 1 WHERE id = 3});
+}
+
+# 5. A waiter is cancelled: the leader and the other waiters are unaffected.
+{
+    my $blocker = hold_table();
+    my ($leader, $leader_pid) = start_call(sprintf($count, 'waiter_cancel', 's1'));
+    waiting_on_lock($leader_pid);
+    my @w = map { [start_call(sprintf($count, 'waiter_cancel', 's1'))] } 1 .. $waiters;
+    waiting_on_flight($waiters);
+    my $victim = $w[0][1];
+    $node->safe_psql('postgres', "SELECT pg_cancel_backend($victim)");
+    waiting_on_flight($waiters - 1);
+    is($node->safe_psql('postgres', q{SELECT waiters FROM memo.flights WHERE cache_name = 'waiter_cancel'}),
+        $waiters - 1, 'the cancelled waiter left the flight');
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    like((finish_call($w[0][0]))[1], qr/canceling statement/, 'the cancelled waiter got its error');
+    like((finish_call($leader))[0], qr/^\s*5\s*$/m, 'the leader finished');
+    my @ok = grep { (finish_call($_->[0]))[0] =~ /^\s*5\s*$/m } @w[1 .. $#w];
+    is(scalar(@ok), $waiters - 1, 'the other waiters got the result');
+}
+
+# 6. pg_memo.wait_timeout: a waiter that waits too long computes on its own.
+{
+    my $blocker = hold_table();
+    my ($leader, $leader_pid) = start_call(sprintf($count, 'timeout', 's0'));
+    waiting_on_lock($leader_pid);
+    my ($w, $w_pid) = start_call(sprintf($count, 'timeout', 's0'), setup => q{SET pg_memo.wait_timeout = '100ms'});
+    # After its timeout the waiter computes itself and meets the table lock.
+    waiting_on_lock($w_pid);
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    like((finish_call($leader))[0], qr/^\s*5\s*$/m, 'the leader finished');
+    like((finish_call($w))[0], qr/^\s*5\s*$/m, 'the timed-out waiter computed the right result');
+    is(stat_of('timeout', 'wait_timeouts'), '1', 'the timeout was counted');
+}
+
+# 7. A leader inside a transaction that is rolled back still leaves a
+#    correct, usable entry.
+{
+    my $blocker = hold_table();
+    my $l = $node->background_psql('postgres');
+    my $l_pid = $l->query_safe('SELECT pg_backend_pid()');
+    $l->query_safe('BEGIN');
+    $l->query_until(qr/started/, "\\echo started\n" . sprintf($count, 'rollback', 's1') . ";\n");
+    waiting_on_lock($l_pid);
+    my ($w) = start_call(sprintf($count, 'rollback', 's1'));
+    waiting_on_flight(1);
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    like((finish_call($w))[0], qr/^\s*5\s*$/m, 'the waiter got the leader\'s result');
+    $l->query_safe('ROLLBACK');
+    $l->quit;
+    is($node->safe_psql('postgres', sprintf($count, 'rollback', 's1')), '5', 'the entry is correct');
+    is(stat_of('rollback', 'hits'), '1', 'and it is served from the cache');
+}
+
+# 8. singleflight off: every miss computes (the A/B switch).
+{
+    my $blocker = hold_table();
+    my $setup = q{SET pg_memo.singleflight = off};
+    my @s = map { [start_call(sprintf($count, 'off', 's1'), setup => $setup)] } 1 .. 3;
+    waiting_on_lock($_->[1]) for @s;
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    finish_call($_->[0]) for @s;
+    is(stat_of('off', 'computations'), '3', 'without singleflight each miss computes');
+}
+
+is($node->safe_psql('postgres', q{SELECT count(*) FROM memo.flights}), '0', 'no flights remain');
+$node->stop;
+done_testing();
