@@ -116,14 +116,28 @@ BEGIN
                 USING ERRCODE = '42710';
         END IF;
         IF NOT FOUND THEN
+            -- BEFORE: a memo call inside the writing statement itself must
+            -- already know that this transaction writes the table.
             EXECUTE format('CREATE TRIGGER pg_memo_invalidate '
                            'BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
                            'FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.invalidation_trigger()',
                            target::regclass);
         END IF;
-        -- ALWAYS: replication apply and session_replication_role = replica
-        -- write too. Re-watching also re-enables a disabled trigger.
+        -- ALWAYS: sessions with session_replication_role = replica write
+        -- too. Re-watching also re-enables a disabled trigger.
         EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER pg_memo_invalidate', target::regclass);
+
+        -- Logical replication apply fires row triggers only. This one fires
+        -- only in replica mode, so ordinary writers never pay for it. A
+        -- partition already has it when its partitioned parent got it.
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger t
+                        WHERE t.tgrelid = target AND t.tgname = 'pg_memo_invalidate_replica') THEN
+            EXECUTE format('CREATE TRIGGER pg_memo_invalidate_replica '
+                           'BEFORE INSERT OR UPDATE OR DELETE ON %s '
+                           'FOR EACH ROW EXECUTE FUNCTION @extschema@.invalidation_trigger()',
+                           target::regclass);
+        END IF;
+        EXECUTE format('ALTER TABLE %s ENABLE REPLICA TRIGGER pg_memo_invalidate_replica', target::regclass);
     END LOOP;
 END;
 $$;
@@ -149,6 +163,13 @@ BEGIN
             -- Dropping the trigger invalidates the table's entries at commit.
             EXECUTE format('DROP TRIGGER pg_memo_invalidate ON %s', target::regclass);
         END IF;
+        -- A partition's clone goes with its parent's trigger.
+        IF EXISTS (SELECT 1 FROM pg_trigger t
+                    WHERE t.tgrelid = target AND t.tgname = 'pg_memo_invalidate_replica'
+                      AND t.tgparentid = 0
+                      AND t.tgfoid = '@extschema@.invalidation_trigger()'::regprocedure) THEN
+            EXECUTE format('DROP TRIGGER pg_memo_invalidate_replica ON %s', target::regclass);
+        END IF;
     END LOOP;
 END;
 $$;
@@ -167,13 +188,21 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'pg_memo_generation'
 LANGUAGE C STRICT VOLATILE;
 
+-- One row per watched table. triggers_enabled is false when a DBA disabled
+-- (or changed the firing mode of) either trigger: its queries then run
+-- uncached, as bypasses, until memo.watch() is run again.
 CREATE VIEW @extschema@.watched AS
 SELECT t.tgrelid::regclass AS table_name,
        @extschema@.generation(t.tgrelid) AS generation,
-       t.tgenabled = 'A' AS triggers_enabled,
+       (t.tgenabled = 'A' AND coalesce(r.tgenabled IN ('R', 'A'), false)) AS triggers_enabled,
        CASE t.tgenabled WHEN 'A' THEN 'always' WHEN 'O' THEN 'origin'
-                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS trigger_mode
+                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS trigger_mode,
+       CASE r.tgenabled WHEN 'A' THEN 'always' WHEN 'O' THEN 'origin'
+                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS replica_trigger_mode
   FROM pg_catalog.pg_trigger t
+  LEFT JOIN pg_catalog.pg_trigger r
+         ON r.tgrelid = t.tgrelid AND r.tgname = 'pg_memo_invalidate_replica'
+        AND r.tgfoid = t.tgfoid
  WHERE t.tgname = 'pg_memo_invalidate'
    AND t.tgfoid = '@extschema@.invalidation_trigger()'::pg_catalog.regprocedure;
 
@@ -259,3 +288,7 @@ LANGUAGE C STRICT VOLATILE;
 -- Cluster-wide effects: superusers, or roles they grant it to.
 REVOKE ALL ON FUNCTION @extschema@.reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.reset_stats() FROM PUBLIC;
+
+-- Monitoring is for everyone, as with pg_stat_statements; memo.flights
+-- hides query texts and parameters from roles that do not own them.
+GRANT SELECT ON @extschema@.stats, @extschema@.info, @extschema@.watched, @extschema@.flights TO PUBLIC;

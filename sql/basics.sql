@@ -72,6 +72,13 @@ SELECT * FROM memo.list('emp.page',
   '{d1,3,1}') AS t(id int);
 SELECT * FROM memo.list('emp.page', 'SELECT id FROM emp');
 
+-- Settings that change how values print are part of the key.
+SELECT * FROM memo.list('emp.bytes', 'SELECT decode(md5(name), ''hex'')::text FROM emp WHERE id = 1') AS t(b text);
+SET bytea_output = escape;
+SELECT * FROM memo.list('emp.bytes', 'SELECT decode(md5(name), ''hex'')::text FROM emp WHERE id = 1') AS t(b text);
+RESET bytea_output;
+SELECT entries FROM counters('emp.bytes');
+
 -- Joins, subqueries, CTEs and views all work, over watched tables.
 CREATE VIEW rich AS SELECT id, name FROM emp WHERE salary > 2500;
 SELECT * FROM memo.list('rich', 'WITH r AS (SELECT * FROM rich) SELECT count(*) FROM r JOIN emp USING (id) WHERE emp.id IN (SELECT id FROM emp)') AS t(n bigint);

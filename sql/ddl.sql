@@ -76,11 +76,35 @@ SELECT memo.watch('s1.thing');
 SELECT memo.count('thing', 'SELECT * FROM thing');
 RESET search_path;
 
+-- a temporary table that shadows a name is seen, never the cached entry
+CREATE TABLE shadowed (v int);
+INSERT INTO shadowed VALUES (1), (2);
+SELECT memo.watch('shadowed');
+SELECT memo.count('shadowed', 'SELECT * FROM shadowed');
+CREATE TEMP TABLE shadowed (v int);
+SELECT memo.count('shadowed', 'SELECT * FROM shadowed');
+DROP TABLE pg_temp.shadowed;
+SELECT memo.count('shadowed', 'SELECT * FROM shadowed');
+
+-- with pg_catalog searched last, a new function can take a built-in's name
+CREATE TABLE words (w text);
+INSERT INTO words VALUES ('Hello');
+SELECT memo.watch('words');
+SET search_path = public, pg_catalog;
+SELECT * FROM memo.list('words', 'SELECT lower(w) FROM words') AS t(w text);
+CREATE FUNCTION public.lower(text) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT ''shadowed''';
+SELECT * FROM memo.list('words', 'SELECT lower(w) FROM words') AS t(w text);
+DROP FUNCTION public.lower(text);
+RESET search_path;
+
 -- a replaced function changes what the query means
 CREATE FUNCTION double_it(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 * 2';
 SELECT * FROM memo.list('fn', 'SELECT double_it(n) FROM base WHERE n = 1') AS t(v int);
 CREATE OR REPLACE FUNCTION double_it(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 * 3';
 SELECT * FROM memo.list('fn', 'SELECT double_it(n) FROM base WHERE n = 1') AS t(v int);
+-- calling functions changes nothing: the entry is a hit
+SELECT * FROM memo.list('fn', 'SELECT double_it(n) FROM base WHERE n = 1') AS t(v int);
+SELECT hits FROM counters('fn');
 
 -- DROP EXTENSION takes the triggers and entries; CREATE EXTENSION starts over
 DROP EXTENSION pg_memo CASCADE;

@@ -84,6 +84,21 @@ SELECT try($$SELECT memo.invalidation_trigger()$$);
 -- set-returning in a context that cannot take a set
 SELECT try($$SELECT memo.list('c', 'SELECT 1')$$);
 
--- nothing above stored anything or broke the cache
-SELECT count(*) FROM memo.stats WHERE cache_name = 'c' AND entries > 1;
+-- a parameter the query never uses has no type
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t WHERE id = $2::int', '{1,2}')$$);
+
+-- a trigger that only looks like pg_memo's does not count
+CREATE SCHEMA decoy;
+CREATE FUNCTION decoy.invalidation_trigger() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
+CREATE TABLE decoyed (id int);
+CREATE TRIGGER pg_memo_invalidate BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON decoyed
+  FOR EACH STATEMENT EXECUTE FUNCTION decoy.invalidation_trigger();
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM decoyed')$$);
+
+-- a missing column definition list is refused before anything is computed
+SELECT try($$SELECT memo.list('nocoldef', 'SELECT id FROM watched_t')$$);
+SELECT count(*) FROM memo.stats WHERE cache_name = 'nocoldef' AND computations > 0;
+
+-- the refusals stored nothing: only 'SELECT 1' and the lower(v) query were cached
+SELECT entries FROM memo.stats WHERE cache_name = 'c';
 SELECT memo.count('ok', 'SELECT * FROM watched_t');

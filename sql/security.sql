@@ -78,6 +78,26 @@ RESET ROLE;
 -- the owner bypasses RLS (not forced), so for the owner it is cacheable
 SELECT memo.count('tenants', 'SELECT * FROM tenant_rows');
 
+-- a role that bypasses RLS may cache; losing BYPASSRLS takes effect at once
+CREATE ROLE memo_auditor BYPASSRLS;
+GRANT SELECT ON tenant_rows TO memo_auditor;
+SET ROLE memo_auditor;
+SELECT memo.count('tenants.audit', 'SELECT * FROM tenant_rows');
+SELECT memo.count('tenants.audit', 'SELECT * FROM tenant_rows');
+RESET ROLE;
+ALTER ROLE memo_auditor NOBYPASSRLS;
+SET ROLE memo_auditor;
+SELECT memo.count('tenants.audit', 'SELECT * FROM tenant_rows');
+RESET ROLE;
+
+-- monitoring views are readable by everyone
+SET ROLE memo_bob;
+SELECT count(*) > 0 AS sees_stats FROM memo.stats;
+SELECT arena_bytes > 0 AS sees_info FROM memo.info;
+SELECT count(*) > 0 AS sees_watched FROM memo.watched;
+SELECT count(*) AS flights FROM memo.flights;
+RESET ROLE;
+
 -- owner-only administration
 SET ROLE memo_bob;
 SELECT memo.watch('secret');
@@ -89,5 +109,6 @@ RESET ROLE;
 
 DROP FUNCTION secret_total();
 DROP VIEW secret_ids;
+REVOKE SELECT ON tenant_rows FROM memo_auditor;
 DROP TABLE secret, tenant_rows;
-DROP ROLE memo_alice, memo_bob, memo_readers;
+DROP ROLE memo_alice, memo_bob, memo_readers, memo_auditor;

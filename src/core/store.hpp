@@ -14,8 +14,9 @@
 //     chain links of every bucket b with b % npartitions == p, and the
 //     existence of the entries on those chains. Shared to look up, exclusive
 //     to link or unlink.
-//   - allocator lock: protects the arena's free lists. Held only for one
-//     allocate or deallocate call.
+//   - allocator lock: protects the arena's free lists. Held only inside the
+//     arena calls: one allocation, the frees of one swept bucket's entries,
+//     or reading the free byte count.
 //   - Order: a partition lock may be held while taking the allocator lock,
 //     never the reverse, and never two partition locks at once.
 //   - Not under any lock: the clock hand and every counter (atomics), the
@@ -67,9 +68,13 @@ struct EntryParts {
 // must only copy: no locks, no errors, no waiting.
 class HitSink {
 public:
-    virtual ~HitSink() = default;
     virtual bool accept(const char *meta, uint32_t meta_len, const char *payload,
                         uint32_t payload_len) noexcept = 0;
+
+protected:
+    // Not virtual and trivial: a sink may live in a frame that a PostgreSQL
+    // ERROR longjmps over, and it is never deleted through this base.
+    ~HitSink() = default;
 };
 
 enum class LookupStatus {

@@ -18,7 +18,9 @@
 extern "C" {
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
 #include "storage/sinval.h"
@@ -41,6 +43,7 @@ uint32_t written_capacity = 0;
 uint64_t written_filter = 0;
 bool wrote_watched_rows = false;  // a watched table's trigger fired
 bool dropped_relation = false;    // purge dead entries once committed
+bool changed_names = false;       // created/renamed relations or routines
 
 // Relations whose name or schema may have changed (created, renamed, moved):
 // their schema's name resolution is re-stamped at pre-commit.
@@ -53,6 +56,7 @@ void forget_transaction() {
     written_filter = 0;
     wrote_watched_rows = false;
     dropped_relation = false;
+    changed_names = false;
     renamed_relations = NIL;  // its memory goes with the transaction
 }
 
@@ -85,12 +89,22 @@ void memo_xact_callback(XactEvent event, void *) {
             if (TransactionIdIsValid(GetTopTransactionIdIfAny())) mark_invalidated_relations();
             break;
         case XACT_EVENT_PRE_PREPARE:
+            // COMMIT PREPARED may run in any backend, without this session's
+            // record of what to invalidate. DDL whose locks keep readers out
+            // until then is safe to bump now; writes and name changes are not.
             if (wrote_watched_rows)
                 ereport(ERROR,
                         (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                          errmsg("cannot PREPARE a transaction that wrote to a table watched by pg_memo"),
                          errdetail("COMMIT PREPARED runs without this session's record of the "
                                    "writes, so cached results could not be invalidated.")));
+            if (changed_names)
+                ereport(ERROR,
+                        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                         errmsg("cannot PREPARE a transaction that creates or renames relations, "
+                                "functions, operators or types while pg_memo is loaded"),
+                         errdetail("Such changes can alter what a cached query's names resolve to, and "
+                                   "COMMIT PREPARED could not invalidate the results.")));
             if (TransactionIdIsValid(GetTopTransactionIdIfAny())) mark_invalidated_relations();
             break;
         case XACT_EVENT_COMMIT:
@@ -132,11 +146,14 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
             MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
             renamed_relations = lappend_oid(renamed_relations, object_id);
             MemoryContextSwitchTo(old);
+            changed_names = true;
         }
-    } else if (class_id == ProcedureRelationId) {
-        // A new, replaced or dropped function can change what a query means
-        // (its body, or which function a name resolves to).
+    } else if (class_id == ProcedureRelationId || class_id == OperatorRelationId ||
+               class_id == TypeRelationId) {
+        // A new, replaced or dropped function, operator or type can change
+        // what a query means (a body, or what a name resolves to).
         mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0));
+        changed_names = true;
     }
 }
 
@@ -179,10 +196,11 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
                         errmsg("memo.invalidation_trigger() must be called as a trigger")));
     TriggerData *trigdata = reinterpret_cast<TriggerData *>(fcinfo->context);
-    if (!TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event))
-        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-                        errmsg("memo.invalidation_trigger() must be a statement-level trigger")));
     pgmemo::shared_state();  // fail here, where aborting is still clean
     pgmemo::mark_rows_written(RelationGetRelid(trigdata->tg_relation));
-    return PointerGetDatum(nullptr);
+    if (TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event)) return PointerGetDatum(nullptr);
+    // The replica-only row trigger (logical replication apply fires no
+    // statement triggers): a BEFORE row trigger passes the row on unchanged.
+    if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event)) return PointerGetDatum(trigdata->tg_newtuple);
+    return PointerGetDatum(trigdata->tg_trigtuple);
 }

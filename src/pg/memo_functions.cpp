@@ -23,6 +23,8 @@ extern "C" {
 #include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/bytea.h"
+#include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
@@ -71,6 +73,8 @@ struct KeyContext {
     int32 interval_style;
     int32 standard_strings;
     int32 null_equals;
+    int32 bytea_output;        // output functions marked immutable that read
+    int32 extra_float_digits;  // a setting: they change ::text casts
 };
 
 [[noreturn]] void null_argument(const char *name) {
@@ -95,11 +99,17 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     deconstruct_array(params, TEXTOID, -1, false, TYPALIGN_INT, &call->param_values,
                       &call->param_nulls, &call->nparams);
 
-    int n = fetch_search_path_array(call->search_path, kMaxSearchPath);
-    if (n > kMaxSearchPath)
+    // The session's temporary schema is searched first, but is not part of
+    // the active path array: a temporary table could shadow a name.
+    Oid temp_namespace, temp_toast_namespace;
+    GetTempNamespaceState(&temp_namespace, &temp_toast_namespace);
+    int n = 0;
+    if (OidIsValid(temp_namespace)) call->search_path[n++] = temp_namespace;
+    int path_len = fetch_search_path_array(call->search_path + n, kMaxSearchPath - n);
+    if (n + path_len > kMaxSearchPath)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("pg_memo supports a search_path of at most %d schemas", kMaxSearchPath)));
-    call->search_path_len = n;
+                        errmsg("pg_memo supports a search_path of at most %d schemas", kMaxSearchPath - 1)));
+    call->search_path_len = n + path_len;
 }
 
 constexpr int kFixedKeyFields = 6;  // kind, context, timezone, search path, cache name, query
@@ -114,6 +124,8 @@ Encoded encode_call(const Call &call) {
     ctx.interval_style = IntervalStyle;
     ctx.standard_strings = standard_conforming_strings;
     ctx.null_equals = Transform_null_equals;
+    ctx.bytea_output = bytea_output;
+    ctx.extra_float_digits = extra_float_digits;
     const char *tz = pg_get_timezone_name(session_timezone);
     char kind = char(call.kind);
 
@@ -161,6 +173,10 @@ ParamListInfo bind_parameters(const Call &call, const VarParams &vp) {
     ParamListInfo params = makeParamList(call.nparams);
     for (int i = 0; i < call.nparams; i++) {
         ParamExternData &p = params->params[i];
+        if (i >= vp.count || !OidIsValid(vp.types[i]))
+            ereport(ERROR, (errcode(ERRCODE_INDETERMINATE_DATATYPE),
+                            errmsg("could not determine data type of parameter $%d", i + 1),
+                            errhint("Use every parameter from $1 to $%d in the query.", call.nparams)));
         Oid type = vp.types[i] == UNKNOWNOID ? TEXTOID : vp.types[i];
         p.ptype = type;
         p.pflags = PARAM_FLAG_CONST;
@@ -230,8 +246,10 @@ Result compute(const Call &call, Analysis *analysis) {
         sql = psprintf("SELECT count(*) FROM (\n%.*s\n) AS pg_memo_count", int(len), call.query);
     }
 
+    // The parser grows this array with repalloc, which keeps it in our
+    // context: SPI frees its own execution memory when prepare returns.
+    VarParams vp{static_cast<Oid *>(palloc0(sizeof(Oid))), 0};
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-    VarParams vp{nullptr, 0};
     SPIPlanPtr plan = SPI_prepare_params(sql, setup_var_params, &vp, 0);
     if (!plan)
         elog(ERROR, "SPI_prepare_params failed: %s", SPI_result_code_string(SPI_result));
@@ -383,14 +401,23 @@ bool same_shape(const ResultReader &rd, TupleDesc expected) {
     return true;
 }
 
-Datum return_rows(FunctionCallInfo fcinfo, const Result &r) {
+// The row type the caller expects; checked before anything is computed.
+TupleDesc expected_row_type(FunctionCallInfo fcinfo) {
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    if (!rsinfo || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("set-valued function called in context that cannot accept a set")));
     TupleDesc expected = rsinfo->expectedDesc;
     if (!expected && get_call_result_type(fcinfo, nullptr, &expected) != TYPEFUNC_COMPOSITE)
         ereport(ERROR, (errcode(ERRCODE_SYNTAX_ERROR),
                         errmsg("a column definition list is required for memo.list"),
                         errhint("Write SELECT * FROM memo.list(...) AS t(col type, ...), or use "
                                 "memo.list_as(NULL::row_type, ...).")));
+    return expected;
+}
+
+Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
 
     ResultReader rd(r.payload, r.len);
     if (!rd.valid() || rd.kind() != ResultKind::Rows) elog(ERROR, "pg_memo: corrupt row result");
@@ -428,18 +455,11 @@ Datum return_rows(FunctionCallInfo fcinfo, const Result &r) {
     return (Datum)0;
 }
 
-void require_materialize_mode(FunctionCallInfo fcinfo) {
-    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    if (!rsinfo || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("set-valued function called in context that cannot accept a set")));
-}
-
 Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
-    require_materialize_mode(fcinfo);
+    TupleDesc expected = expected_row_type(fcinfo);
     Call call;
     read_arguments(fcinfo, first_arg, Kind::List, &call);
-    return return_rows(fcinfo, memoize(call));
+    return return_rows(fcinfo, expected, memoize(call));
 }
 
 }  // namespace

@@ -97,8 +97,9 @@ void analyze_query(Query *query, const Oid *search_path, int search_path_len, An
 void read_generations(Analysis *analysis);
 
 // Re-runs the executor's SELECT privilege checks stored in meta, as the
-// current user. False if any fails (the caller then computes, which raises
-// PostgreSQL's own error).
+// current user, and checks that row level security still does not apply.
+// False if any fails (the caller then computes, which raises PostgreSQL's
+// own error or pg_memo's refusal).
 bool privileges_still_hold(const char *meta, uint32_t meta_len);
 
 // Whether rel carries pg_memo's trigger, and in which state.

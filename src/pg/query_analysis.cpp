@@ -6,9 +6,12 @@
 #include "pg_memo.hpp"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/catalog.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
@@ -16,9 +19,11 @@ extern "C" {
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_func.h"
 #include "parser/parser.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/rls.h"
@@ -29,7 +34,14 @@ namespace pgmemo {
 namespace {
 
 constexpr const char *kTriggerName = "pg_memo_invalidate";
-constexpr const char *kTriggerFunction = "invalidation_trigger";
+constexpr const char *kReplicaTriggerName = "pg_memo_invalidate_replica";
+
+// memo.invalidation_trigger(): the extension is not relocatable, so its
+// schema is always memo.
+Oid trigger_function() {
+    List *name = list_make2(makeString(pstrdup("memo")), makeString(pstrdup("invalidation_trigger")));
+    return LookupFuncName(name, 0, nullptr, true);
+}
 
 // One SELECT privilege check of the executor, as stored for hits.
 struct PermItem {
@@ -78,6 +90,31 @@ void add_slot(Collector *c, uint32_t slot) {
     pg_unreachable();
 }
 
+// Every ancestor of a partition or inheritance child, nearest first.
+List *ancestors_of(Oid relid) {
+    List *result = NIL;
+    List *queue = list_make1_oid(relid);
+    Relation inherits = table_open(InheritsRelationId, AccessShareLock);
+    while (queue != NIL) {
+        Oid child = linitial_oid(queue);
+        queue = list_delete_first(queue);
+        ScanKeyData key;
+        ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(child));
+        SysScanDesc scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, nullptr, 1, &key);
+        HeapTuple tuple;
+        while ((tuple = systable_getnext(scan)) != nullptr) {
+            Oid parent = reinterpret_cast<Form_pg_inherits>(GETSTRUCT(tuple))->inhparent;
+            if (!list_member_oid(result, parent)) {
+                result = lappend_oid(result, parent);
+                queue = lappend_oid(queue, parent);
+            }
+        }
+        systable_endscan(scan);
+    }
+    table_close(inherits, AccessShareLock);
+    return result;
+}
+
 // A watched table or partition, or one that must become one.
 void add_table(Collector *c, Oid relid) {
     if (get_rel_relkind(relid) == RELKIND_FOREIGN_TABLE) refuse_foreign_table(relid);
@@ -120,8 +157,15 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
                                        name),
                                 errdetail("Its policies may depend on more than the role.")));
             add_table(c, relid);
-            // A write aimed straight at a partition or child fires only that
-            // table's trigger, so every descendant is a dependency too.
+            // A write fires only the triggers of the table it names: rows of
+            // a partition or child change through its ancestors too, and a
+            // parent's rows through every descendant.
+            if (has_superclass(relid)) {
+                List *parents = ancestors_of(relid);
+                ListCell *lc;
+                foreach (lc, parents)
+                    add_table(c, lfirst_oid(lc));
+            }
             if (rte->inh && has_subclass(relid)) {
                 List *children = find_all_inheritors(relid, AccessShareLock, nullptr);
                 ListCell *lc;
@@ -220,17 +264,31 @@ void check_single_select(const char *query_text) {
 WatchState relation_watch_state(Relation rel) {
     TriggerDesc *td = rel->trigdesc;
     if (!td) return WatchState::NotWatched;
-    for (int i = 0; i < td->numtriggers; i++) {
+    bool statement_trigger = false;
+    for (int i = 0; i < td->numtriggers && !statement_trigger; i++) {
         const Trigger &t = td->triggers[i];
         if (strcmp(t.tgname, kTriggerName) != 0) continue;
-        char *fname = get_func_name(t.tgfoid);
-        bool ours = fname && strcmp(fname, kTriggerFunction) == 0 && !TRIGGER_FOR_ROW(t.tgtype) &&
-                    TRIGGER_FOR_INSERT(t.tgtype) && TRIGGER_FOR_UPDATE(t.tgtype) &&
-                    TRIGGER_FOR_DELETE(t.tgtype) && TRIGGER_FOR_TRUNCATE(t.tgtype);
+        bool ours = t.tgfoid == trigger_function() && TRIGGER_FOR_BEFORE(t.tgtype) &&
+                    !TRIGGER_FOR_ROW(t.tgtype) && TRIGGER_FOR_INSERT(t.tgtype) &&
+                    TRIGGER_FOR_UPDATE(t.tgtype) && TRIGGER_FOR_DELETE(t.tgtype) &&
+                    TRIGGER_FOR_TRUNCATE(t.tgtype);
         if (!ours) return WatchState::NotWatched;
-        return t.tgenabled == TRIGGER_FIRES_ALWAYS ? WatchState::Watched : WatchState::Disabled;
+        if (t.tgenabled != TRIGGER_FIRES_ALWAYS) return WatchState::Disabled;
+        statement_trigger = true;
     }
-    return WatchState::NotWatched;
+    // Logical replication apply fires row triggers only: the replica-only
+    // row trigger covers it (and costs nothing outside replica mode).
+    for (int i = 0; statement_trigger && i < td->numtriggers; i++) {
+        const Trigger &t = td->triggers[i];
+        if (strcmp(t.tgname, kReplicaTriggerName) != 0) continue;
+        bool ours = t.tgfoid == trigger_function() && TRIGGER_FOR_ROW(t.tgtype) &&
+                    TRIGGER_FOR_INSERT(t.tgtype) && TRIGGER_FOR_UPDATE(t.tgtype) &&
+                    TRIGGER_FOR_DELETE(t.tgtype);
+        if (ours && (t.tgenabled == TRIGGER_FIRES_ON_REPLICA || t.tgenabled == TRIGGER_FIRES_ALWAYS))
+            return WatchState::Watched;
+        return WatchState::Disabled;
+    }
+    return statement_trigger ? WatchState::Disabled : WatchState::NotWatched;
 }
 
 void analyze_query(Query *query, const Oid *search_path, int search_path_len, Analysis *out) {
@@ -257,7 +315,10 @@ void analyze_query(Query *query, const Oid *search_path, int search_path_len, An
     // search path can change which relation the same text means.
     for (int i = 0; i < search_path_len; i++)
         add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, search_path[i]));
-    if (c.uses_user_functions)
+    // Functions, operators and types resolve through the search path too:
+    // a new one can take a name over unless pg_catalog is searched first.
+    bool catalog_first = search_path_len > 0 && search_path[0] == PG_CATALOG_NAMESPACE;
+    if (c.uses_user_functions || !catalog_first)
         add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0));
 
     out->ndeps = c.nslots;
@@ -300,6 +361,9 @@ bool privileges_still_hold(const char *meta, uint32_t meta_len) {
             rte->selectedCols = cols;
         }
         rtes = lappend(rtes, rte);
+        // Row level security can start to apply without any change to the
+        // table (ALTER ROLE ... NOBYPASSRLS): the computation would refuse.
+        if (check_enable_rls(item.relid, item.check_as_user, true) == RLS_ENABLED) return false;
     }
     return ExecCheckRTPerms(rtes, false);
 }

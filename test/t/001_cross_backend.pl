@@ -8,7 +8,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('main');
-$node->init(allows_streaming => 1);
+$node->init(allows_streaming => 'logical');
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
 $node->start;
 
@@ -106,6 +106,45 @@ $node->safe_psql('postgres', q{DELETE FROM emp WHERE id = 13});
 $node->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $count_sql), '6', 'standby follows the primary without invalidation');
 $standby->stop;
+
+# Logical replication: the apply worker fires row triggers only, so writes
+# applied on a subscriber invalidate through the replica-only row trigger.
+my $sub = PostgreSQL::Test::Cluster->new('subscriber');
+$sub->init;
+$sub->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
+$sub->start;
+$sub->safe_psql('postgres', q{
+  CREATE EXTENSION pg_memo;
+  CREATE TABLE emp (id int PRIMARY KEY, dept text);
+  SELECT memo.watch('emp');
+});
+$node->safe_psql('postgres', 'CREATE PUBLICATION emp_pub FOR TABLE emp');
+my $connstr = $node->connstr . ' dbname=postgres';
+$sub->safe_psql('postgres', "CREATE SUBSCRIPTION emp_sub CONNECTION '$connstr' PUBLICATION emp_pub");
+$node->wait_for_catchup('emp_sub');
+$sub->poll_query_until('postgres', q{SELECT count(*) > 0 FROM emp}) or die 'initial sync';
+$node->wait_for_catchup('emp_sub');
+my $sub_count = q{SELECT memo.count('sub', 'SELECT * FROM emp')};
+my $expected = $node->safe_psql('postgres', 'SELECT count(*) FROM emp');
+is($sub->safe_psql('postgres', $sub_count), $expected, 'subscriber computes');
+is($sub->safe_psql('postgres', $sub_count), $expected, 'subscriber hits');
+$node->safe_psql('postgres', q{INSERT INTO emp VALUES (100, 'd1'), (101, 'd0')});
+$node->wait_for_catchup('emp_sub');
+is($sub->safe_psql('postgres', $sub_count), $expected + 2, 'an applied INSERT invalidates on the subscriber');
+$node->safe_psql('postgres', q{UPDATE emp SET dept = 'x' WHERE id = 100});
+$node->wait_for_catchup('emp_sub');
+is($sub->safe_psql('postgres', q{SELECT memo.count('sub.x', 'SELECT * FROM emp WHERE dept = $1', '{x}')}),
+    '1', 'an applied UPDATE is seen');
+$node->safe_psql('postgres', q{DELETE FROM emp WHERE id = 101});
+$node->wait_for_catchup('emp_sub');
+is($sub->safe_psql('postgres', $sub_count), $expected + 1, 'an applied DELETE invalidates');
+$node->safe_psql('postgres', q{TRUNCATE emp});
+$node->wait_for_catchup('emp_sub');
+is($sub->safe_psql('postgres', $sub_count), '0', 'an applied TRUNCATE invalidates');
+is($sub->safe_psql('postgres', q{SELECT hits FROM memo.stats WHERE cache_name = 'sub'}), '1',
+    'only the unchanged call was a hit');
+$sub->safe_psql('postgres', 'DROP SUBSCRIPTION emp_sub');
+$sub->stop;
 
 $node->stop;
 done_testing();
