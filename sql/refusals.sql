@@ -99,6 +99,20 @@ SELECT try($$SELECT memo.count('c', 'SELECT * FROM decoyed')$$);
 SELECT try($$SELECT memo.list('nocoldef', 'SELECT id FROM watched_t')$$);
 SELECT count(*) FROM memo.stats WHERE cache_name = 'nocoldef' AND computations > 0;
 
+-- a computation that calls back into its own key gets an error, not a hang;
+-- a nested call with another key computes without joining a flight
+INSERT INTO watched_t VALUES (1, 'one');
+CREATE FUNCTION self_list() RETURNS bigint LANGUAGE sql IMMUTABLE
+  AS $$ SELECT n FROM memo.list('self', 'SELECT self_list()') AS t(n bigint) $$;
+SELECT try($$SELECT * FROM memo.list('self', 'SELECT self_list()') AS t(n bigint)$$);
+CREATE FUNCTION inner_count() RETURNS bigint LANGUAGE sql IMMUTABLE
+  AS $$ SELECT memo.count('inner', 'SELECT * FROM watched_t') $$;
+SELECT * FROM memo.list('outer', 'SELECT inner_count() FROM watched_t') AS t(n bigint);
+SELECT calls FROM memo.stats WHERE cache_name = 'inner';
+SELECT count(*) FROM memo.flights;
+
 -- the refusals stored nothing: only 'SELECT 1' and the lower(v) query were cached
 SELECT entries FROM memo.stats WHERE cache_name = 'c';
+SELECT entries FROM memo.stats WHERE cache_name = 'self';
+SELECT count(*) FROM memo.flights;
 SELECT memo.count('ok', 'SELECT * FROM watched_t');

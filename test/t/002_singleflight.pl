@@ -235,6 +235,39 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     is(stat_of('off', 'computations'), '3', 'without singleflight each miss computes');
 }
 
+# 9. memo.flights shows key details only to the flight's role and to
+#    pg_read_all_stats; a flight table that is full is a counted fallback.
+{
+    $node->safe_psql('postgres', q{CREATE ROLE memo_peeker LOGIN});
+    my $blocker = hold_table();
+    my ($leader, $leader_pid) = start_call(sprintf($count, 'peek', 's1'));
+    waiting_on_lock($leader_pid);
+    is($node->safe_psql('postgres', q{SELECT query FROM memo.flights WHERE cache_name = 'peek'}),
+        'SELECT * FROM emp WHERE scope = $1', 'the superuser sees the query');
+    is($node->safe_psql('postgres', q{SET ROLE memo_peeker; SELECT coalesce(query, '<hidden>') || ' ' || leader_pid FROM memo.flights WHERE cache_name = 'peek'}),
+        "<hidden> $leader_pid", 'another role sees the flight but not its query');
+    $node->safe_psql('postgres', q{GRANT pg_read_all_stats TO memo_peeker});
+    is($node->safe_psql('postgres', q{SET ROLE memo_peeker; SELECT params FROM memo.flights WHERE cache_name = 'peek'}),
+        '{s1}', 'pg_read_all_stats sees the parameters');
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    finish_call($leader);
+}
+{
+    $node->append_conf('postgresql.conf', 'pg_memo.max_flights = 1');
+    $node->restart;
+    my $blocker = hold_table();
+    my ($a, $a_pid) = start_call(sprintf($count, 'full', 's0'));
+    waiting_on_lock($a_pid);
+    my ($b, $b_pid) = start_call(sprintf($count, 'full', 's1'));
+    waiting_on_lock($b_pid);
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    like((finish_call($a))[0], qr/^\s*5\s*$/m, 'full table: the flight\'s leader is right');
+    like((finish_call($b))[0], qr/^\s*5\s*$/m, 'full table: the fallback is right');
+    is(stat_of('full', 'flight_full'), '1', 'the fallback was counted');
+}
+
 is($node->safe_psql('postgres', q{SELECT count(*) FROM memo.flights}), '0', 'no flights remain');
 $node->stop;
 done_testing();

@@ -1,0 +1,69 @@
+# Shared helpers for the benchmark scripts (sourced, not run).
+# A benchmark cluster lives under /tmp, listens only on a unix socket on a
+# non-default port, runs as the postgres OS user, and is stopped by its
+# postmaster.pid: never by a broad kill.
+BENCH_BIN=/usr/lib/postgresql/15/bin
+BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench}
+BENCH_PORT=${BENCH_PORT:-55470}
+
+as_pg() { runuser -u postgres -- "$@"; }
+bench_psql() { as_pg "$BENCH_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$BENCH_DIR" -p "$BENCH_PORT" -d postgres "$@"; }
+bench_pgbench() { as_pg env PGOPTIONS="${PGOPTIONS:-}" "$BENCH_BIN/pgbench" -h "$BENCH_DIR" -p "$BENCH_PORT" "$@" postgres; }
+
+# bench_start [extra postgresql.conf lines...]
+bench_start() {
+  bench_stop
+  rm -rf "$BENCH_DIR"
+  mkdir -p "$BENCH_DIR" && chown postgres "$BENCH_DIR"
+  as_pg "$BENCH_BIN/initdb" -D "$BENCH_DIR/data" -A trust >/dev/null
+  {
+    echo "port = $BENCH_PORT"
+    echo "listen_addresses = ''"
+    echo "unix_socket_directories = '$BENCH_DIR'"
+    echo "max_connections = 300"
+    echo "shared_buffers = '1GB'"
+    echo "jit = off"
+    echo "shared_preload_libraries = 'pg_memo, pg_stat_statements'"
+    echo "pg_stat_statements.track = all"
+    echo "autovacuum = off"
+    for line in "$@"; do echo "$line"; done
+  } >>"$BENCH_DIR/data/postgresql.conf"
+  as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w start >/dev/null
+  bench_psql -c 'CREATE EXTENSION pg_memo' -c 'CREATE EXTENSION pg_stat_statements'
+}
+
+# The 400,000-row table both generic benchmarks read, watched.
+bench_create_items() {
+  bench_psql <<'SQL'
+CREATE TABLE stampede_items (id bigint PRIMARY KEY, category int NOT NULL, payload text NOT NULL);
+INSERT INTO stampede_items
+  SELECT g, g % 100, md5(g::text) || md5((g * 7)::text) FROM generate_series(1, 400000) g;
+CREATE INDEX ON stampede_items (category);
+ANALYZE stampede_items;
+SELECT memo.watch('stampede_items');
+SQL
+}
+
+bench_stop() {
+  if [ -f "$BENCH_DIR/data/postmaster.pid" ]; then
+    as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -m fast stop >/dev/null || true
+  fi
+}
+
+# Percentiles of pgbench per-transaction logs (3rd field: latency in us).
+# Prints "p50 p95 p99 max" in milliseconds.
+latency_percentiles() {
+  cat "$@" | awk '{print $3}' | sort -n | awk '
+    { v[NR] = $1 }
+    END {
+      if (NR == 0) { print "- - - -"; exit }
+      p50 = v[int(NR * 0.50) > 0 ? int(NR * 0.50) : 1]
+      p95 = v[int(NR * 0.95) > 0 ? int(NR * 0.95) : 1]
+      p99 = v[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1]
+      printf "%.1f %.1f %.1f %.1f\n", p50 / 1000, p95 / 1000, p99 / 1000, v[NR] / 1000
+    }'
+}
+
+machine_description() {
+  echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(. /etc/os-release; echo "$PRETTY_NAME"), $("$BENCH_BIN/postgres" --version)"
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The stampede experiment on a generic hot key: C clients call memo.count on
+# one key whose computation scans a 400,000-row table (tens of ms), while one
+# more client commits a write to that table every second. Runs singleflight
+# on and off alternately, in pairs, in one run, and prints a Markdown table:
+# requests served, computations (memo.stats and, independently,
+# pg_stat_statements with track = all), shared results, p50/p95/p99/max.
+#
+#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C]
+# Needs root and an installed pg_memo (scripts/build.sh). Not run by CI.
+set -euo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$SRC/bench/cluster.sh"
+PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64
+while [ $# -gt 0 ]; do
+  case $1 in
+    --pairs) PAIRS=$2; shift 2 ;;
+    --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
+    --clients) CLIENTS=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+bench_start
+trap bench_stop EXIT
+bench_create_items >/dev/null
+cp "$SRC"/test/pgbench/stampede_*.sql "$BENCH_DIR/" && chown postgres "$BENCH_DIR"/stampede_*.sql
+
+uncached_ms=$(bench_psql -At <<'SQL'
+SET pg_memo.singleflight = off;
+\timing on
+SELECT count(*) FROM stampede_items WHERE payload LIKE '%7abc%';
+SQL
+)
+uncached_ms=$(grep -oE 'Time: [0-9.]+' <<<"$uncached_ms" | awk '{print $2}')
+
+# One run: readers for SECONDS_PER_RUN, and a write committed every second.
+run() {  # $1 = on|off
+  local mode=$1 logdir="$BENCH_DIR/logs_$1_$2"
+  mkdir -p "$logdir" && chown postgres "$logdir"
+  bench_psql -c 'SELECT memo.reset()' -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
+  bench_psql -c "SELECT memo.count('stampede', 'SELECT * FROM stampede_items WHERE payload LIKE \$1', '{%7abc%}')" >/dev/null
+  bench_psql -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
+  local writes=0
+  ( for _ in $(seq 1 "$SECONDS_PER_RUN"); do
+      sleep 1
+      bench_psql -c "UPDATE stampede_items SET category = category + 1 WHERE id = $((RANDOM * 12 % 400000 + 1))"
+    done ) &
+  local writer=$!
+  (cd "$logdir" && PGOPTIONS="-c pg_memo.singleflight=$mode" bench_pgbench -n -c "$CLIENTS" -j 2 \
+      -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/stampede_read.sql" -l --log-prefix=tx >"$logdir/pgbench.out" 2>&1)
+  wait "$writer"
+  writes=$SECONDS_PER_RUN
+  local served computations shared pgss
+  served=$(grep -oE 'number of transactions actually processed: [0-9]+' "$logdir/pgbench.out" | grep -oE '[0-9]+$')
+  read -r computations shared < <(bench_psql -At -F' ' -c \
+      "SELECT computations, shared FROM memo.stats WHERE cache_name = 'stampede'")
+  pgss=$(bench_psql -At -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE '%AS pg_memo_count%'")
+  read -r p50 p95 p99 max < <(latency_percentiles "$logdir"/tx.*)
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+    "$mode" "$served" "$writes" "$computations" "$pgss" "$shared" "$p50" "$p95" "$p99" "$max"
+}
+
+echo "Machine: $(machine_description)"
+echo "Uncached hot query: ${uncached_ms} ms. $CLIENTS clients, ${SECONDS_PER_RUN}s per run, one committed write per second."
+echo
+echo '| singleflight | requests served | writes | computations (memo.stats) | computations (pg_stat_statements) | shared | p50 ms | p95 ms | p99 ms | max ms |'
+echo '|---|---|---|---|---|---|---|---|---|---|'
+for pair in $(seq 1 "$PAIRS"); do
+  if [ $((pair % 2)) -eq 1 ]; then order="on off"; else order="off on"; fi
+  for mode in $order; do run "$mode" "$pair"; done
+done
