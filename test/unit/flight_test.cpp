@@ -10,6 +10,7 @@ using namespace pgmemo;
 using pgmemo::testing::AlignedBuffer;
 using pgmemo::testing::CopySink;
 using pgmemo::testing::TestStore;
+using pgmemo::testing::parts;
 
 namespace {
 
@@ -19,16 +20,6 @@ uint64_t key_block(TestStore &t, const std::string &key) {
     return b;
 }
 
-EntryParts parts(uint64_t hash, const std::string &key, const std::string &payload) {
-    EntryParts p;
-    p.hash = hash;
-    p.key = key.data();
-    p.key_len = uint32_t(key.size());
-    p.payload = payload.data();
-    p.payload_len = uint32_t(payload.size());
-    p.stats_slot = 1;
-    return p;
-}
 
 }  // namespace
 

@@ -10,24 +10,10 @@
 using namespace pgmemo;
 using pgmemo::testing::CopySink;
 using pgmemo::testing::TestStore;
+using pgmemo::testing::parts;
 
 namespace {
 
-EntryParts parts(uint64_t hash, const std::string &key, const std::string &payload,
-                 const std::vector<DepStamp> &deps = {}, uint32_t stats_slot = 1) {
-    EntryParts p;
-    p.hash = hash;
-    p.key = key.data();
-    p.key_len = uint32_t(key.size());
-    p.deps = deps.data();
-    p.ndeps = uint32_t(deps.size());
-    p.meta = "m";
-    p.meta_len = 1;
-    p.payload = payload.data();
-    p.payload_len = uint32_t(payload.size());
-    p.stats_slot = stats_slot;
-    return p;
-}
 
 LookupStatus lookup(TestStore &t, uint64_t hash, const std::string &key, std::string *payload = nullptr,
                     SlotSetView own = {}) {

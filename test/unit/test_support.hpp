@@ -67,6 +67,24 @@ struct TestStore {
     Store store;
 };
 
+// The parts of an entry whose key and payload are these strings (which must
+// outlive the insert).
+inline EntryParts parts(uint64_t hash, const std::string &key, const std::string &payload,
+                        const std::vector<DepStamp> &deps = {}, uint32_t stats_slot = 1) {
+    EntryParts p;
+    p.hash = hash;
+    p.key = key.data();
+    p.key_len = uint32_t(key.size());
+    p.deps = deps.data();
+    p.ndeps = uint32_t(deps.size());
+    p.meta = "m";
+    p.meta_len = 1;
+    p.payload = payload.data();
+    p.payload_len = uint32_t(payload.size());
+    p.stats_slot = stats_slot;
+    return p;
+}
+
 // Collects a hit's payload.
 struct CopySink : HitSink {
     std::string meta, payload;
