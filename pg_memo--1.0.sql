@@ -128,16 +128,24 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER pg_memo_invalidate', target::regclass);
 
         -- Logical replication apply fires row triggers only. This one fires
-        -- only in replica mode, so ordinary writers never pay for it. A
-        -- partition already has it when its partitioned parent got it.
-        IF NOT EXISTS (SELECT 1 FROM pg_trigger t
-                        WHERE t.tgrelid = target AND t.tgname = 'pg_memo_invalidate_replica') THEN
-            EXECUTE format('CREATE TRIGGER pg_memo_invalidate_replica '
-                           'BEFORE INSERT OR UPDATE OR DELETE ON %s '
-                           'FOR EACH ROW EXECUTE FUNCTION @extschema@.invalidation_trigger()',
+        -- only in replica mode; AFTER, so that ordinary writers pay no row
+        -- locks and keep COPY's batching. Only tables that hold rows get it
+        -- (not partitioned parents: it would be cloned onto partitions).
+        IF (SELECT relkind FROM pg_class WHERE oid = target) = 'r' THEN
+            IF NOT EXISTS (SELECT 1 FROM pg_trigger t
+                            WHERE t.tgrelid = target AND t.tgname = 'pg_memo_invalidate_replica') THEN
+                EXECUTE format('CREATE TRIGGER pg_memo_invalidate_replica '
+                               'AFTER INSERT OR UPDATE OR DELETE ON %s '
+                               'FOR EACH ROW EXECUTE FUNCTION @extschema@.invalidation_trigger()',
+                               target::regclass);
+            END IF;
+            EXECUTE format('ALTER TABLE %s ENABLE REPLICA TRIGGER pg_memo_invalidate_replica',
                            target::regclass);
         END IF;
-        EXECUTE format('ALTER TABLE %s ENABLE REPLICA TRIGGER pg_memo_invalidate_replica', target::regclass);
+
+        -- Writes this transaction made before watching fired no trigger: it
+        -- must not store results containing them.
+        PERFORM @extschema@.invalidate(target);
     END LOOP;
 END;
 $$;
@@ -163,10 +171,8 @@ BEGIN
             -- Dropping the trigger invalidates the table's entries at commit.
             EXECUTE format('DROP TRIGGER pg_memo_invalidate ON %s', target::regclass);
         END IF;
-        -- A partition's clone goes with its parent's trigger.
         IF EXISTS (SELECT 1 FROM pg_trigger t
                     WHERE t.tgrelid = target AND t.tgname = 'pg_memo_invalidate_replica'
-                      AND t.tgparentid = 0
                       AND t.tgfoid = '@extschema@.invalidation_trigger()'::regprocedure) THEN
             EXECUTE format('DROP TRIGGER pg_memo_invalidate_replica ON %s', target::regclass);
         END IF;
@@ -194,12 +200,14 @@ LANGUAGE C STRICT VOLATILE;
 CREATE VIEW @extschema@.watched AS
 SELECT t.tgrelid::regclass AS table_name,
        @extschema@.generation(t.tgrelid) AS generation,
-       (t.tgenabled = 'A' AND coalesce(r.tgenabled IN ('R', 'A'), false)) AS triggers_enabled,
+       (t.tgenabled = 'A' AND (c.relkind = 'p' OR coalesce(r.tgenabled IN ('R', 'A'), false)))
+         AS triggers_enabled,
        CASE t.tgenabled WHEN 'A' THEN 'always' WHEN 'O' THEN 'origin'
                         WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS trigger_mode,
        CASE r.tgenabled WHEN 'A' THEN 'always' WHEN 'O' THEN 'origin'
                         WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS replica_trigger_mode
   FROM pg_catalog.pg_trigger t
+  JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
   LEFT JOIN pg_catalog.pg_trigger r
          ON r.tgrelid = t.tgrelid AND r.tgname = 'pg_memo_invalidate_replica'
         AND r.tgfoid = t.tgfoid

@@ -97,6 +97,16 @@ SELECT * FROM memo.list('words', 'SELECT lower(w) FROM words') AS t(w text);
 DROP FUNCTION public.lower(text);
 RESET search_path;
 
+-- with pg_catalog first, a new overload that matches better takes over too
+CREATE TABLE vwords (w varchar);
+INSERT INTO vwords VALUES ('Hello');
+SELECT memo.watch('vwords');
+SELECT * FROM memo.list('vwords', 'SELECT lower(w) FROM vwords') AS t(w text);
+CREATE FUNCTION public.lower(varchar) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT ''overload''';
+SELECT * FROM memo.list('vwords', 'SELECT lower(w) FROM vwords') AS t(w text);
+DROP FUNCTION public.lower(varchar);
+SELECT * FROM memo.list('vwords', 'SELECT lower(w) FROM vwords') AS t(w text);
+
 -- a replaced function changes what the query means
 CREATE FUNCTION double_it(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 * 2';
 SELECT * FROM memo.list('fn', 'SELECT double_it(n) FROM base WHERE n = 1') AS t(v int);
@@ -107,7 +117,9 @@ SELECT * FROM memo.list('fn', 'SELECT double_it(n) FROM base WHERE n = 1') AS t(
 SELECT hits FROM counters('fn');
 
 -- DROP EXTENSION takes the triggers and entries; CREATE EXTENSION starts over
+SET client_min_messages = warning;  -- the list of dropped triggers is long
 DROP EXTENSION pg_memo CASCADE;
+RESET client_min_messages;
 SELECT count(*) FROM pg_trigger WHERE tgname = 'pg_memo_invalidate' AND tgrelid <> 'fake'::regclass;
 CREATE EXTENSION pg_memo;
 SELECT memo.count('base', 'SELECT * FROM base');

@@ -158,6 +158,15 @@ SELECT total();
 BEGIN;
 CREATE TABLE unrelated (id int);
 PREPARE TRANSACTION 'memo_2pc_ddl';
+-- nor one that changes a watched table (a disabled trigger would stay unseen)
+BEGIN;
+ALTER TABLE acct DISABLE TRIGGER pg_memo_invalidate;
+PREPARE TRANSACTION 'memo_2pc_disable';
+-- DDL that cannot change a name or a watched table is fine
+BEGIN;
+CREATE INDEX unrelated_idx ON signup (id);
+PREPARE TRANSACTION 'memo_2pc_index';
+COMMIT PREPARED 'memo_2pc_index';
 -- a prepared transaction that wrote nothing watched is fine
 CREATE TABLE unwatched_log (id int);
 BEGIN;

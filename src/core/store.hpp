@@ -15,8 +15,8 @@
 //     existence of the entries on those chains. Shared to look up, exclusive
 //     to link or unlink.
 //   - allocator lock: protects the arena's free lists. Held only inside the
-//     arena calls: one allocation, the frees of one swept bucket's entries,
-//     or reading the free byte count.
+//     arena calls themselves: one allocation, one free or the frees of one
+//     swept bucket's entries, or reading the free byte count.
 //   - Order: a partition lock may be held while taking the allocator lock,
 //     never the reverse, and never two partition locks at once.
 //   - Not under any lock: the clock hand and every counter (atomics), the

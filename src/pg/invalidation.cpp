@@ -24,6 +24,8 @@ extern "C" {
 #include "commands/trigger.h"
 #include "miscadmin.h"
 #include "storage/sinval.h"
+#include "access/relation.h"
+#include "catalog/namespace.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -41,13 +43,15 @@ uint32_t *written_slots = nullptr;
 uint32_t written_count = 0;
 uint32_t written_capacity = 0;
 uint64_t written_filter = 0;
-bool wrote_watched_rows = false;  // a watched table's trigger fired
-bool dropped_relation = false;    // purge dead entries once committed
-bool changed_names = false;       // created/renamed relations or routines
+bool wrote_watched_rows = false;   // a watched table's trigger fired
+bool dropped_relation = false;     // purge dead entries once committed
+bool dropped_watched = false;      // a watched table was dropped
+bool changed_routines = false;     // a function or operator was created or changed
 
-// Relations whose name or schema may have changed (created, renamed, moved):
-// their schema's name resolution is re-stamped at pre-commit.
-List *renamed_relations = NIL;  // in TopTransactionContext
+// Objects whose creation, renaming or move can change what a name means,
+// resolved at pre-commit when the catalogs show them (TopTransactionContext).
+List *renamed_relations = NIL;
+List *created_types = NIL;
 
 object_access_hook_type prev_object_access_hook = nullptr;
 
@@ -56,29 +60,72 @@ void forget_transaction() {
     written_filter = 0;
     wrote_watched_rows = false;
     dropped_relation = false;
-    changed_names = false;
-    renamed_relations = NIL;  // its memory goes with the transaction
+    dropped_watched = false;
+    changed_routines = false;
+    renamed_relations = NIL;  // their memory goes with the transaction
+    created_types = NIL;
 }
 
-void mark_namespace(Oid nspid) {
-    if (OidIsValid(nspid))
-        mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid));
+uint32_t routines_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0); }
+
+bool is_watched(Oid relid) {
+    Relation rel = try_relation_open(relid, NoLock);
+    if (!rel) return false;
+    bool watched = relation_watch_state(rel) != WatchState::NotWatched;
+    relation_close(rel, NoLock);
+    return watched;
 }
 
-// Marks every relation the transaction sent a relcache invalidation for:
-// ALTER, DROP, GRANT/REVOKE, policies, trigger changes, view replacement.
-void mark_invalidated_relations() {
+// What the transaction changed that names in queries can resolve to.
+struct NameChanges {
+    bool relations = false;  // a table, view or similar created, renamed or moved
+    bool types = false;      // a standalone type created or changed
+};
+
+// Marks, at the end of the transaction, what its DDL changed: every relation
+// it sent a relcache invalidation for (ALTER, DROP, GRANT/REVOKE, policies,
+// triggers, view replacement), the schemas of relations created, renamed or
+// moved, and the routines counter for new types. Returns what changed names,
+// and (for PREPARE) whether a watched relation's definition changed.
+NameChanges mark_catalog_changes(bool *changed_watched) {
     SharedInvalidationMessage *msgs;
     bool init_file_inval;
     int n = xactGetCommittedInvalidationMessages(&msgs, &init_file_inval);
     for (int i = 0; i < n; i++) {
         const SharedInvalidationMessage &m = msgs[i];
-        if (m.id == SHAREDINVALRELCACHE_ID && m.rc.dbId == MyDatabaseId && OidIsValid(m.rc.relId))
-            mark_written(relation_slot(m.rc.relId));
+        if (m.id != SHAREDINVALRELCACHE_ID || m.rc.dbId != MyDatabaseId || !OidIsValid(m.rc.relId)) continue;
+        mark_written(relation_slot(m.rc.relId));
+        if (changed_watched && !*changed_watched && is_watched(m.rc.relId)) *changed_watched = true;
     }
+
+    NameChanges changes;
     ListCell *lc;
-    foreach (lc, renamed_relations)
-        mark_namespace(get_rel_namespace(lfirst_oid(lc)));
+    foreach (lc, renamed_relations) {
+        Oid relid = lfirst_oid(lc);
+        char relkind = get_rel_relkind(relid);
+        // Indexes, sequences, TOAST tables: no query names them.
+        if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_VIEW &&
+            relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE)
+            continue;
+        Oid nspid = get_rel_namespace(relid);
+        mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid));
+        if (!isAnyTempNamespace(nspid)) changes.relations = true;
+    }
+    foreach (lc, created_types) {
+        Oid type = lfirst_oid(lc);
+        // A relation's row type and array types come with it: not a new name.
+        if (get_typ_typrelid(type) != InvalidOid || get_element_type(type) != InvalidOid) continue;
+        mark_written(routines_slot());
+        changes.types = true;
+    }
+    return changes;
+}
+
+void refuse_prepare(const char *message) {
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg_internal("%s", message),
+                    errdetail("COMMIT PREPARED runs without this session's record of what to "
+                              "invalidate, so cached results could stay stale."),
+                    errhint("Commit this transaction without two-phase commit.")));
 }
 
 void memo_xact_callback(XactEvent event, void *) {
@@ -86,31 +133,26 @@ void memo_xact_callback(XactEvent event, void *) {
         case XACT_EVENT_PRE_COMMIT:
             // Only transactions with an xid changed catalogs; this also skips
             // VACUUM's in-place statistics updates.
-            if (TransactionIdIsValid(GetTopTransactionIdIfAny())) mark_invalidated_relations();
+            if (TransactionIdIsValid(GetTopTransactionIdIfAny())) mark_catalog_changes(nullptr);
             break;
-        case XACT_EVENT_PRE_PREPARE:
-            // COMMIT PREPARED may run in any backend, without this session's
-            // record of what to invalidate. DDL whose locks keep readers out
-            // until then is safe to bump now; writes and name changes are not.
-            if (wrote_watched_rows)
-                ereport(ERROR,
-                        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                         errmsg("cannot PREPARE a transaction that wrote to a table watched by pg_memo"),
-                         errdetail("COMMIT PREPARED runs without this session's record of the "
-                                   "writes, so cached results could not be invalidated.")));
-            if (changed_names)
-                ereport(ERROR,
-                        (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                         errmsg("cannot PREPARE a transaction that creates or renames relations, "
-                                "functions, operators or types while pg_memo is loaded"),
-                         errdetail("Such changes can alter what a cached query's names resolve to, and "
-                                   "COMMIT PREPARED could not invalidate the results.")));
-            if (TransactionIdIsValid(GetTopTransactionIdIfAny())) mark_invalidated_relations();
+        case XACT_EVENT_PRE_PREPARE: {
+            // Marks are bumped at PREPARE. That is safe only for DDL whose
+            // locks keep every reader of the relation out until COMMIT
+            // PREPARED; writes, name changes and changes to watched tables
+            // (a disabled trigger, say) are refused instead.
+            if (wrote_watched_rows) refuse_prepare("cannot PREPARE a transaction that wrote to a table watched by pg_memo");
+            bool changed_watched = dropped_watched;
+            NameChanges changes;
+            if (TransactionIdIsValid(GetTopTransactionIdIfAny())) changes = mark_catalog_changes(&changed_watched);
+            if (changed_watched) refuse_prepare("cannot PREPARE a transaction that changes or drops a table watched by pg_memo");
+            if (changes.relations || changes.types || changed_routines)
+                refuse_prepare("cannot PREPARE a transaction that creates or renames tables, views, "
+                               "functions, operators or types while pg_memo is loaded");
             break;
+        }
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_PREPARE:
-            // Visible to new snapshots now (or, for PREPARE, only DDL whose
-            // locks keep readers out until COMMIT PREPARED). Must not fail.
+            // Visible to new snapshots now. Must not fail: atomics only.
             if (written_count > 0) {
                 Shared &sh = shared_state();
                 for (uint32_t i = 0; i < written_count; i++) sh.gens.bump(written_slots[i]);
@@ -130,6 +172,12 @@ void memo_xact_callback(XactEvent event, void *) {
     }
 }
 
+void remember(List **list, Oid oid) {
+    MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+    *list = lappend_oid(*list, oid);
+    MemoryContextSwitchTo(old);
+}
+
 void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg) {
     if (prev_object_access_hook) prev_object_access_hook(access, class_id, object_id, sub_id, arg);
     // Only definitions changing matter: not OAT_FUNCTION_EXECUTE, which
@@ -139,21 +187,21 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
         return;
 
     if (class_id == RelationRelationId) {
+        // At once, so that this transaction bypasses the relation's entries.
         if (access == OAT_POST_ALTER || access == OAT_DROP) mark_written(relation_slot(object_id));
-        if (access == OAT_DROP && sub_id == 0 && get_rel_persistence(object_id) != RELPERSISTENCE_TEMP)
+        if (access == OAT_DROP && sub_id == 0 && get_rel_persistence(object_id) != RELPERSISTENCE_TEMP) {
             dropped_relation = true;
-        if (access == OAT_POST_CREATE || (access == OAT_POST_ALTER && sub_id == 0)) {
-            MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
-            renamed_relations = lappend_oid(renamed_relations, object_id);
-            MemoryContextSwitchTo(old);
-            changed_names = true;
+            if (is_watched(object_id)) dropped_watched = true;
         }
-    } else if (class_id == ProcedureRelationId || class_id == OperatorRelationId ||
-               class_id == TypeRelationId) {
-        // A new, replaced or dropped function, operator or type can change
-        // what a query means (a body, or what a name resolves to).
-        mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0));
-        changed_names = true;
+        if (access == OAT_POST_CREATE || (access == OAT_POST_ALTER && sub_id == 0))
+            remember(&renamed_relations, object_id);
+    } else if (class_id == ProcedureRelationId || class_id == OperatorRelationId) {
+        // A new, replaced or dropped function or operator can change what a
+        // query means: a body, or which overload a call resolves to.
+        mark_written(routines_slot());
+        changed_routines = true;
+    } else if (class_id == TypeRelationId) {
+        remember(&created_types, object_id);  // not visible yet: resolved at commit
     }
 }
 
@@ -198,9 +246,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS) {
     TriggerData *trigdata = reinterpret_cast<TriggerData *>(fcinfo->context);
     pgmemo::shared_state();  // fail here, where aborting is still clean
     pgmemo::mark_rows_written(RelationGetRelid(trigdata->tg_relation));
-    if (TRIGGER_FIRED_FOR_STATEMENT(trigdata->tg_event)) return PointerGetDatum(nullptr);
-    // The replica-only row trigger (logical replication apply fires no
-    // statement triggers): a BEFORE row trigger passes the row on unchanged.
-    if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event)) return PointerGetDatum(trigdata->tg_newtuple);
-    return PointerGetDatum(trigdata->tg_trigtuple);
+    // Statement trigger, or the replica-only AFTER row trigger (logical
+    // replication apply fires no statement triggers): the result is ignored.
+    return PointerGetDatum(nullptr);
 }

@@ -108,7 +108,8 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     int path_len = fetch_search_path_array(call->search_path + n, kMaxSearchPath - n);
     if (n + path_len > kMaxSearchPath)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("pg_memo supports a search_path of at most %d schemas", kMaxSearchPath - 1)));
+                        errmsg("pg_memo supports a search_path of at most %d schemas, counting "
+                               "pg_catalog and the temporary schema", kMaxSearchPath)));
     call->search_path_len = n + path_len;
 }
 

@@ -61,7 +61,6 @@ struct Collector {
     uint32_t *slots;
     uint32_t nslots, capacity;
     List *perm_rtes;
-    bool uses_user_functions;
     Oid first_mutable_function;
     bool mutable_expression;  // e.g. CURRENT_USER, nextval
     Uncacheable uncacheable;
@@ -194,7 +193,6 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
 
 bool note_function(Oid funcid, void *context) {
     auto *c = static_cast<Collector *>(context);
-    if (funcid >= FirstNormalObjectId) c->uses_user_functions = true;
     if (func_volatile(funcid) != PROVOLATILE_IMMUTABLE && !OidIsValid(c->first_mutable_function))
         c->first_mutable_function = funcid;
     return false;  // keep walking
@@ -277,13 +275,16 @@ WatchState relation_watch_state(Relation rel) {
         statement_trigger = true;
     }
     // Logical replication apply fires row triggers only: the replica-only
-    // row trigger covers it (and costs nothing outside replica mode).
-    for (int i = 0; statement_trigger && i < td->numtriggers; i++) {
+    // row trigger covers it. Partitioned tables hold no rows (their
+    // partitions carry it).
+    if (!statement_trigger) return WatchState::NotWatched;
+    if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE) return WatchState::Watched;
+    for (int i = 0; i < td->numtriggers; i++) {
         const Trigger &t = td->triggers[i];
         if (strcmp(t.tgname, kReplicaTriggerName) != 0) continue;
         bool ours = t.tgfoid == trigger_function() && TRIGGER_FOR_ROW(t.tgtype) &&
-                    TRIGGER_FOR_INSERT(t.tgtype) && TRIGGER_FOR_UPDATE(t.tgtype) &&
-                    TRIGGER_FOR_DELETE(t.tgtype);
+                    TRIGGER_FOR_AFTER(t.tgtype) && TRIGGER_FOR_INSERT(t.tgtype) &&
+                    TRIGGER_FOR_UPDATE(t.tgtype) && TRIGGER_FOR_DELETE(t.tgtype);
         if (ours && (t.tgenabled == TRIGGER_FIRES_ON_REPLICA || t.tgenabled == TRIGGER_FIRES_ALWAYS))
             return WatchState::Watched;
         return WatchState::Disabled;
@@ -315,11 +316,10 @@ void analyze_query(Query *query, const Oid *search_path, int search_path_len, An
     // search path can change which relation the same text means.
     for (int i = 0; i < search_path_len; i++)
         add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, search_path[i]));
-    // Functions, operators and types resolve through the search path too:
-    // a new one can take a name over unless pg_catalog is searched first.
-    bool catalog_first = search_path_len > 0 && search_path[0] == PG_CATALOG_NAMESPACE;
-    if (c.uses_user_functions || !catalog_first)
-        add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0));
+    // Functions, operators and types resolve through the search path too,
+    // and a new overload anywhere on it can be a better match than the one
+    // a query used: every entry depends on the routines counter.
+    add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0));
 
     out->ndeps = c.nslots;
     out->deps = static_cast<DepStamp *>(palloc0(sizeof(DepStamp) * c.nslots));

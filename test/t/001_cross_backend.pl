@@ -80,6 +80,22 @@ is($node->safe_psql('postgres', q{SELECT memo.count('emp.snap', 'SELECT * FROM e
 $r->quit;
 $w->quit;
 
+# Writes made before a table was watched fired no trigger: the transaction
+# that watches it must not store results containing them for others.
+$node->safe_psql('postgres', q{CREATE TABLE late (id int)});
+my $late = $node->background_psql('postgres');
+$late->query_safe('BEGIN');
+$late->query_safe('INSERT INTO late VALUES (1)');
+$late->query_safe(q{SELECT memo.watch('late')});
+is($late->query_safe(q{SELECT memo.count('late', 'SELECT * FROM late')}), '1',
+    'the watching transaction sees its own earlier write');
+my ($late_ret, $late_out) = $node->psql('postgres', q{SELECT memo.count('late', 'SELECT * FROM late')});
+isnt($late_out, '1', 'another session is never served that uncommitted write');
+$late->query_safe('COMMIT');
+$late->quit;
+is($node->safe_psql('postgres', q{SELECT memo.count('late', 'SELECT * FROM late')}), '1',
+    'after the commit everyone sees it');
+
 # Not preloaded: CREATE EXTENSION works, every function says what to set.
 my $bare = PostgreSQL::Test::Cluster->new('bare');
 $bare->init;
