@@ -76,6 +76,34 @@ SELECT memo.watch('s1.thing');
 SELECT memo.count('thing', 'SELECT * FROM thing');
 RESET search_path;
 
+-- a transaction that creates a relation uses no cached result until it ends
+CREATE SCHEMA s3;
+SET search_path = s3, s2, public;
+SELECT memo.count('thing3', 'SELECT * FROM thing');
+BEGIN;
+CREATE TABLE s3.thing (v int);
+SELECT memo.count('thing3', 'SELECT * FROM thing');  -- now s3.thing: not watched
+ROLLBACK;
+SELECT memo.count('thing3', 'SELECT * FROM thing');
+-- a composite type created earlier on the path takes a type name over
+CREATE TYPE s2.pair AS (a int, b int);
+SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE n = 1') AS t(a int);
+CREATE TYPE s3.pair AS (b int, a int);
+SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE n = 1') AS t(a int);
+RESET search_path;
+-- creating, dropping or rewriting tables off the path changes no name (their
+-- row types are not new type names)
+CREATE SCHEMA elsewhere;
+SELECT hits AS hits_before FROM counters('pair') \gset
+CREATE TABLE elsewhere.unrelated (a int);
+DROP TABLE elsewhere.unrelated;
+CREATE TABLE elsewhere.rewrite_me (a int);
+VACUUM FULL elsewhere.rewrite_me;
+SET search_path = s3, s2, public;
+SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE n = 1') AS t(a int);
+RESET search_path;
+SELECT hits - :hits_before AS new_hits FROM counters('pair');
+
 -- a temporary table that shadows a name is seen, never the cached entry
 CREATE TABLE shadowed (v int);
 INSERT INTO shadowed VALUES (1), (2);

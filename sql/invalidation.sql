@@ -162,11 +162,20 @@ PREPARE TRANSACTION 'memo_2pc_ddl';
 BEGIN;
 ALTER TABLE acct DISABLE TRIGGER pg_memo_invalidate;
 PREPARE TRANSACTION 'memo_2pc_disable';
+-- nor one that stops watching a table
+BEGIN;
+SELECT memo.unwatch('txn');
+PREPARE TRANSACTION 'memo_2pc_unwatch';
 -- DDL that cannot change a name or a watched table is fine
 BEGIN;
 CREATE INDEX unrelated_idx ON signup (id);
 PREPARE TRANSACTION 'memo_2pc_index';
 COMMIT PREPARED 'memo_2pc_index';
+CREATE TABLE unrelated_drop (id int);
+BEGIN;
+DROP TABLE unrelated_drop;
+PREPARE TRANSACTION 'memo_2pc_drop';
+COMMIT PREPARED 'memo_2pc_drop';
 -- a prepared transaction that wrote nothing watched is fine
 CREATE TABLE unwatched_log (id int);
 BEGIN;

@@ -26,7 +26,9 @@ extern "C" {
 #include "storage/sinval.h"
 #include "access/relation.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_trigger.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(pg_memo_invalidation_trigger);
@@ -47,6 +49,8 @@ bool wrote_watched_rows = false;   // a watched table's trigger fired
 bool dropped_relation = false;     // purge dead entries once committed
 bool dropped_watched = false;      // a watched table was dropped
 bool changed_routines = false;     // a function or operator was created or changed
+bool dropped_type = false;         // a standalone type was dropped
+bool changed_names_now = false;    // a relation or type was created, renamed or moved
 
 // Objects whose creation, renaming or move can change what a name means,
 // resolved at pre-commit when the catalogs show them (TopTransactionContext).
@@ -62,11 +66,18 @@ void forget_transaction() {
     dropped_relation = false;
     dropped_watched = false;
     changed_routines = false;
+    dropped_type = false;
+    changed_names_now = false;
     renamed_relations = NIL;  // their memory goes with the transaction
     created_types = NIL;
 }
 
 uint32_t routines_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0); }
+
+// A relation's row type, or an array type: it comes and goes with its owner.
+bool is_implicit_type(Oid type) {
+    return get_typ_typrelid(type) != InvalidOid || get_element_type(type) != InvalidOid;
+}
 
 bool is_watched(Oid relid) {
     Relation rel = try_relation_open(relid, NoLock);
@@ -103,9 +114,10 @@ NameChanges mark_catalog_changes(bool *changed_watched) {
     foreach (lc, renamed_relations) {
         Oid relid = lfirst_oid(lc);
         char relkind = get_rel_relkind(relid);
-        // Indexes, sequences, TOAST tables: no query names them.
+        // Indexes, sequences, TOAST tables: no query names them. Gone by now
+        // (a rewrite's transient heap): no name left to resolve.
         if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_VIEW &&
-            relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE)
+            relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE && relkind != RELKIND_COMPOSITE_TYPE)
             continue;
         Oid nspid = get_rel_namespace(relid);
         mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid));
@@ -113,11 +125,13 @@ NameChanges mark_catalog_changes(bool *changed_watched) {
     }
     foreach (lc, created_types) {
         Oid type = lfirst_oid(lc);
-        // A relation's row type and array types come with it: not a new name.
-        if (get_typ_typrelid(type) != InvalidOid || get_element_type(type) != InvalidOid) continue;
+        // Row and array types come with their owner; a type created and
+        // dropped again in this transaction leaves no name behind.
+        if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(type)) || is_implicit_type(type)) continue;
         mark_written(routines_slot());
         changes.types = true;
     }
+    if (dropped_type) changes.types = true;
     return changes;
 }
 
@@ -187,21 +201,34 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
         return;
 
     if (class_id == RelationRelationId) {
-        // At once, so that this transaction bypasses the relation's entries.
-        if (access == OAT_POST_ALTER || access == OAT_DROP) mark_written(relation_slot(object_id));
-        if (access == OAT_DROP && sub_id == 0 && get_rel_persistence(object_id) != RELPERSISTENCE_TEMP) {
+        bool whole_relation = sub_id == 0;
+        // At once, so that this transaction bypasses the relation's entries
+        // (a new column is a POST_CREATE of the column).
+        if (access != OAT_POST_CREATE || !whole_relation) mark_written(relation_slot(object_id));
+        if (access == OAT_DROP && whole_relation && get_rel_persistence(object_id) != RELPERSISTENCE_TEMP)
             dropped_relation = true;
-            if (is_watched(object_id)) dropped_watched = true;
-        }
-        if (access == OAT_POST_CREATE || (access == OAT_POST_ALTER && sub_id == 0))
+        if (whole_relation && access != OAT_DROP) {
+            // A name may now mean another relation: the schema is re-stamped
+            // at pre-commit, when the catalogs show it; until then this
+            // transaction uses no cached result.
             remember(&renamed_relations, object_id);
+            changed_names_now = true;
+        }
     } else if (class_id == ProcedureRelationId || class_id == OperatorRelationId) {
         // A new, replaced or dropped function or operator can change what a
         // query means: a body, or which overload a call resolves to.
         mark_written(routines_slot());
         changed_routines = true;
     } else if (class_id == TypeRelationId) {
-        remember(&created_types, object_id);  // not visible yet: resolved at commit
+        if (access != OAT_DROP) {
+            remember(&created_types, object_id);  // not visible yet: resolved at pre-commit
+            changed_names_now = true;
+        } else if (!is_implicit_type(object_id)) {  // still in the catalog while it is dropped
+            mark_written(routines_slot());
+            dropped_type = true;
+        }
+    } else if (class_id == TriggerRelationId && access == OAT_DROP && is_pg_memo_trigger(object_id)) {
+        dropped_watched = true;  // unwatch, or the drop of a watched table
     }
 }
 
@@ -212,6 +239,8 @@ uint32_t relation_slot(Oid relid) {
 }
 
 SlotSetView own_writes() { return SlotSetView{written_slots, written_count, written_filter}; }
+
+bool transaction_changed_names() { return changed_names_now; }
 
 void mark_written(uint32_t slot) {
     if (own_writes().contains(slot)) return;

@@ -14,6 +14,7 @@ extern "C" {
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "parser/parse_expr.h"
@@ -313,8 +314,12 @@ Result memoize(const Call &call) {
     sh.stats.add(slot, kCalls);
 
     // Transactions with one snapshot must not see newer commits; a standby
-    // has no triggers to invalidate anything.
-    bool bypass = IsolationUsesXactSnapshot() || RecoveryInProgress();
+    // has no triggers to invalidate anything; in replica mode (logical
+    // replication apply) row triggers of other tables may run before ours
+    // has marked the applied rows; a transaction that changed names may
+    // resolve a query differently than any entry did.
+    bool bypass = IsolationUsesXactSnapshot() || RecoveryInProgress() ||
+                  SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_names();
     Encoded key = encode_call(call);
 
     if (!bypass) {

@@ -69,6 +69,11 @@ SlotSetView own_writes();
 // transaction bypasses entries that depend on it until then.
 void mark_written(uint32_t slot);
 
+// This transaction created, renamed or moved a relation or type: until it
+// ends, names in queries may resolve differently for it, so it uses no
+// cached result.
+bool transaction_changed_names();
+
 // A watched table's trigger fired: its rows are being written.
 void mark_rows_written(Oid relid);
 
@@ -101,6 +106,9 @@ void read_generations(Analysis *analysis);
 // False if any fails (the caller then computes, which raises PostgreSQL's
 // own error or pg_memo's refusal).
 bool privileges_still_hold(const char *meta, uint32_t meta_len);
+
+// Whether this pg_trigger row is one of pg_memo's two triggers.
+bool is_pg_memo_trigger(Oid trigger_oid);
 
 // Whether rel carries pg_memo's trigger, and in which state.
 enum class WatchState { NotWatched, Watched, Disabled };

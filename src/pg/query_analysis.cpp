@@ -259,6 +259,23 @@ void check_single_select(const char *query_text) {
         refuse("SELECT INTO", "It creates a table.");
 }
 
+bool is_pg_memo_trigger(Oid trigger_oid) {
+    Relation triggers = table_open(TriggerRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(trigger_oid));
+    SysScanDesc scan = systable_beginscan(triggers, TriggerOidIndexId, true, nullptr, 1, &key);
+    HeapTuple tuple = systable_getnext(scan);
+    bool ours = false;
+    if (tuple) {
+        auto *t = reinterpret_cast<Form_pg_trigger>(GETSTRUCT(tuple));
+        ours = t->tgfoid == trigger_function() &&
+               (strcmp(NameStr(t->tgname), kTriggerName) == 0 || strcmp(NameStr(t->tgname), kReplicaTriggerName) == 0);
+    }
+    systable_endscan(scan);
+    table_close(triggers, AccessShareLock);
+    return ours;
+}
+
 WatchState relation_watch_state(Relation rel) {
     TriggerDesc *td = rel->trigdesc;
     if (!td) return WatchState::NotWatched;
