@@ -78,6 +78,7 @@ RESET search_path;
 
 -- a transaction that creates a relation uses no cached result until it ends
 CREATE SCHEMA s3;
+CREATE TABLE public.rewrite_here (a int PRIMARY KEY);
 SET search_path = s3, s2, public;
 SELECT memo.count('thing3', 'SELECT * FROM thing');
 BEGIN;
@@ -91,18 +92,23 @@ SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE 
 CREATE TYPE s3.pair AS (b int, a int);
 SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE n = 1') AS t(a int);
 RESET search_path;
--- creating, dropping or rewriting tables off the path changes no name (their
--- row types are not new type names)
+-- creating or dropping tables off the path, or rewriting any, changes no
+-- name (their row types are not new type names)
 CREATE SCHEMA elsewhere;
 SELECT hits AS hits_before FROM counters('pair') \gset
 CREATE TABLE elsewhere.unrelated (a int);
 DROP TABLE elsewhere.unrelated;
-CREATE TABLE elsewhere.rewrite_me (a int);
-VACUUM FULL elsewhere.rewrite_me;
+VACUUM FULL public.rewrite_here;
+CLUSTER public.rewrite_here USING rewrite_here_pkey;
 SET search_path = s3, s2, public;
 SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE n = 1') AS t(a int);
 RESET search_path;
 SELECT hits - :hits_before AS new_hits FROM counters('pair');
+-- dropping the type the name now means brings the older one back
+DROP TYPE s3.pair;
+SET search_path = s3, s2, public;
+SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE n = 1') AS t(a int);
+RESET search_path;
 
 -- a temporary table that shadows a name is seen, never the cached entry
 CREATE TABLE shadowed (v int);

@@ -105,10 +105,14 @@ SELECT memo.count('txn.count', 'SELECT * FROM txn');
 DELETE FROM acct WHERE id = 1;
 SELECT memo.count('txn.count', 'SELECT * FROM txn');
 
--- session_replication_role = replica: the triggers fire ALWAYS
+-- session_replication_role = replica: the triggers fire ALWAYS, and memo
+-- calls in replica mode (logical replication apply) bypass the cache
+SELECT bypasses AS bypasses_before FROM counters('acct.total') \gset
 SET session_replication_role = replica;
 INSERT INTO acct VALUES (8, 'r', 10);
+SELECT total();
 RESET session_replication_role;
+SELECT bypasses - :bypasses_before AS bypasses FROM counters('acct.total');
 SELECT total();
 
 -- partitions: a write straight into a partition invalidates the parent's entries

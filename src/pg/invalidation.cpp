@@ -25,6 +25,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "storage/sinval.h"
 #include "access/relation.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_trigger.h"
 #include "utils/lsyscache.h"
@@ -47,7 +48,7 @@ uint32_t written_capacity = 0;
 uint64_t written_filter = 0;
 bool wrote_watched_rows = false;   // a watched table's trigger fired
 bool dropped_relation = false;     // purge dead entries once committed
-bool dropped_watched = false;      // a watched table was dropped
+bool dropped_watched = false;      // one of pg_memo's triggers was dropped
 bool changed_routines = false;     // a function or operator was created or changed
 bool dropped_type = false;         // a standalone type was dropped
 bool changed_names_now = false;    // a relation or type was created, renamed or moved
@@ -186,6 +187,14 @@ void memo_xact_callback(XactEvent event, void *) {
     }
 }
 
+bool is_internal(ObjectAccessType access, void *arg) {
+    if (access == OAT_POST_CREATE && arg) return static_cast<ObjectAccessPostCreate *>(arg)->is_internal;
+    if (access == OAT_POST_ALTER && arg) return static_cast<ObjectAccessPostAlter *>(arg)->is_internal;
+    if (access == OAT_DROP && arg)
+        return (static_cast<ObjectAccessDrop *>(arg)->dropflags & PERFORM_DELETION_INTERNAL) != 0;
+    return false;
+}
+
 void remember(List **list, Oid oid) {
     MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
     *list = lappend_oid(*list, oid);
@@ -205,9 +214,16 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
         // At once, so that this transaction bypasses the relation's entries
         // (a new column is a POST_CREATE of the column).
         if (access != OAT_POST_CREATE || !whole_relation) mark_written(relation_slot(object_id));
-        if (access == OAT_DROP && whole_relation && get_rel_persistence(object_id) != RELPERSISTENCE_TEMP)
+        if (access == OAT_DROP && whole_relation && get_rel_persistence(object_id) != RELPERSISTENCE_TEMP &&
+            !is_internal(access, arg)) {
             dropped_relation = true;
-        if (whole_relation && access != OAT_DROP) {
+            // Its name (and its row type's) is gone from its schema: marked
+            // while the catalog still says which schema that is.
+            mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, get_rel_namespace(object_id)));
+        }
+        // Internal changes (the new heap of VACUUM FULL, CLUSTER or a table
+        // rewrite) keep every name where it was.
+        if (whole_relation && access != OAT_DROP && !is_internal(access, arg)) {
             // A name may now mean another relation: the schema is re-stamped
             // at pre-commit, when the catalogs show it; until then this
             // transaction uses no cached result.
