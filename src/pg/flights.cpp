@@ -204,7 +204,6 @@ WaitOutcome wait_for_flight(uint32_t stats_slot, instr_time deadline_start, long
     Shared &sh = shared_state();
     FlightSlot &s = sh.flights.slot(current.slot);
     ConditionVariable *cv = flight_cv(s);
-    sh.stats.add(stats_slot, kWaits);
     instr_time started;
     INSTR_TIME_SET_CURRENT(started);
     WaitOutcome outcome = WaitOutcome::Settled;
@@ -268,42 +267,51 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         }
         if (role == Role::Lead) return lead(call, key, stats_slot);
 
-        // A waiter. Its own cancel or timeout leaves the flight and rethrows.
-        WaitOutcome outcome = WaitOutcome::Settled;
-        PG_TRY();
-        {
-            outcome = wait_for_flight(stats_slot, wait_start, guc_wait_timeout_ms);
-        }
-        PG_CATCH();
-        {
-            flights_cleanup();
-            PG_RE_THROW();
-        }
-        PG_END_TRY();
-
-        if (outcome == WaitOutcome::TimedOut) {
-            sh.stats.add(stats_slot, kWaitTimeouts);
-            leave_flight();
-            return compute_and_store(call, key, stats_slot, false, nullptr);
-        }
-
-        lock_flights(LW_EXCLUSIVE);
-        FlightSlot &s = sh.flights.slot(current.slot);
-        FlightState state = s.state;
-        uint64_t entry = s.result_entry;
-        int error_code = s.error_code;
+        // A waiter: sleeps until the flight settles. A flight that another
+        // waiter has taken over is running again: keep waiting on it.
+        sh.stats.add(stats_slot, kWaits);
+        FlightState state;
+        uint64_t entry;
+        int error_code;
         char message[kFlightMessageLen];
-        strlcpy(message, s.error_message, sizeof message);
         bool took_over = false;
-        if (state == FlightState::Abandoned) {
-            // The leader went away: the first waiter to see it leads now.
-            s.state = FlightState::Running;
-            s.leader_pid = MyProcPid;
-            s.waiters--;
-            current.leading = true;
-            took_over = true;
+        for (;;) {
+            // Its own cancel or timeout leaves the flight and rethrows.
+            WaitOutcome outcome = WaitOutcome::Settled;
+            PG_TRY();
+            {
+                outcome = wait_for_flight(stats_slot, wait_start, guc_wait_timeout_ms);
+            }
+            PG_CATCH();
+            {
+                flights_cleanup();
+                PG_RE_THROW();
+            }
+            PG_END_TRY();
+
+            if (outcome == WaitOutcome::TimedOut) {
+                sh.stats.add(stats_slot, kWaitTimeouts);
+                leave_flight();
+                return compute_and_store(call, key, stats_slot, false, nullptr);
+            }
+
+            lock_flights(LW_EXCLUSIVE);
+            FlightSlot &s = sh.flights.slot(current.slot);
+            state = s.state;
+            entry = s.result_entry;
+            error_code = s.error_code;
+            strlcpy(message, s.error_message, sizeof message);
+            if (state == FlightState::Abandoned) {
+                // The leader went away: the first waiter to see it leads now.
+                s.state = FlightState::Running;
+                s.leader_pid = MyProcPid;
+                s.waiters--;
+                current.leading = true;
+                took_over = true;
+            }
+            unlock_flights();
+            if (state != FlightState::Running) break;
         }
-        unlock_flights();
 
         if (took_over) {
             sh.stats.add(stats_slot, kTakeovers);
