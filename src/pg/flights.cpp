@@ -163,7 +163,19 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     CopyOutSink sink;
     uint64_t pinned = 0;
     if (sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, &pinned) == LookupStatus::Hit) {
-        if (privileges_still_hold(sink.meta, sink.meta_len)) {
+        // The check can raise (a relation gone): the pin must not leak.
+        bool allowed = false;
+        PG_TRY();
+        {
+            allowed = privileges_still_hold(sink.meta, sink.meta_len);
+        }
+        PG_CATCH();
+        {
+            sh.store.unpin(pinned);
+            PG_RE_THROW();
+        }
+        PG_END_TRY();
+        if (allowed) {
             sh.stats.add(stats_slot, kDoubleCheckHits);
             sh.stats.add(stats_slot, kHits);
             publish(FlightState::Done, pinned, 0, nullptr);
