@@ -168,106 +168,15 @@ CREATE TYPE directory.list_query AS (
     page_params  text[]
 );
 
--- Every call evaluates the initializers, one IF and the RETURN. The checks
--- that name the problem in their message, and the filters, run only when
--- that IF sees a NULL, an argument out of range, an unknown sort or a
--- non-empty filters object. (A cache hit pays for every PL/pgSQL statement
--- run here; this is the cheap shape.)
+-- In C (src/list_query.cpp), shared with cached_list_employees: checks the
+-- arguments (22023 naming the problem) and builds both queries. The SQL text
+-- depends only on the sort and on which filter keys are present; values
+-- travel as parameters.
 CREATE FUNCTION directory.build_list_query(
     scope_root bigint, page integer, page_size integer, sort text, filters jsonb)
 RETURNS directory.list_query
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-AS $$
-DECLARE
-    -- The valid sorts, each mapped to its ORDER BY; NULL for anything else.
-    order_by text := '{"full_name:asc":   "e.full_name asc, e.id asc",
-                       "full_name:desc":  "e.full_name desc, e.id desc",
-                       "title:asc":       "e.title asc, e.id asc",
-                       "title:desc":      "e.title desc, e.id desc",
-                       "department:asc":  "e.department asc, e.id asc",
-                       "department:desc": "e.department desc, e.id desc",
-                       "location:asc":    "e.location asc, e.id asc",
-                       "location:desc":   "e.location desc, e.id desc",
-                       "hired_on:asc":    "e.hired_on asc, e.id asc",
-                       "hired_on:desc":   "e.hired_on desc, e.id desc",
-                       "org_depth:asc":   "e.org_depth asc, e.id asc",
-                       "org_depth:desc":  "e.org_depth desc, e.id desc"}'::jsonb ->> sort;
-    params text[] := ARRAY[scope_root::text];
-    n integer := 1;  -- cardinality(params)
-    predicate text := 'e.path @> ARRAY[$1::bigint]';
-    filter_key text;
-    value jsonb;
-BEGIN
-    IF order_by IS NULL OR filters IS DISTINCT FROM '{}'::jsonb
-       OR (scope_root IS NOT NULL AND page >= 1 AND page_size BETWEEN 1 AND 500) IS NOT TRUE THEN
-        IF scope_root IS NULL OR page IS NULL OR page_size IS NULL OR sort IS NULL OR filters IS NULL THEN
-            RAISE EXCEPTION '% must not be NULL',
-                  CASE WHEN scope_root IS NULL THEN 'scope_root' WHEN page IS NULL THEN 'page'
-                       WHEN page_size IS NULL THEN 'page_size' WHEN sort IS NULL THEN 'sort'
-                       ELSE 'filters' END
-                USING ERRCODE = '22023';
-        END IF;
-        IF page < 1 THEN
-            RAISE EXCEPTION 'page must be at least 1, got %', page USING ERRCODE = '22023';
-        END IF;
-        IF page_size < 1 OR page_size > 500 THEN
-            RAISE EXCEPTION 'page_size must be between 1 and 500, got %', page_size USING ERRCODE = '22023';
-        END IF;
-        IF order_by IS NULL THEN
-            IF pg_catalog.split_part(sort, ':', 1) NOT IN
-                   ('full_name', 'title', 'department', 'location', 'hired_on', 'org_depth') THEN
-                RAISE EXCEPTION 'invalid sort key "%"', pg_catalog.split_part(sort, ':', 1)
-                    USING ERRCODE = '22023',
-                          HINT = 'sort is key:direction with key one of full_name, title, department, location, hired_on, org_depth.';
-            END IF;
-            RAISE EXCEPTION 'invalid sort direction in "%"', sort
-                USING ERRCODE = '22023', HINT = 'sort is key:direction with direction asc or desc.';
-        END IF;
-
-        IF pg_catalog.jsonb_typeof(filters) <> 'object' THEN
-            RAISE EXCEPTION 'filters must be a JSON object, got a JSON %', pg_catalog.jsonb_typeof(filters)
-                USING ERRCODE = '22023';
-        END IF;
-        IF filters - '{department,title,location,name_prefix}'::text[] <> '{}'::jsonb THEN
-            RAISE EXCEPTION 'unknown filter key "%"',
-                  (SELECT min(k)
-                     FROM pg_catalog.jsonb_object_keys(filters - '{department,title,location,name_prefix}'::text[]) AS k)
-                USING ERRCODE = '22023', HINT = 'Filter keys are department, title, location and name_prefix.';
-        END IF;
-        -- Fixed order, so that the text depends only on which keys are
-        -- present; the values travel as parameters.
-        FOREACH filter_key IN ARRAY '{department,title,location,name_prefix}'::text[] LOOP
-            value := filters -> filter_key;
-            CONTINUE WHEN value IS NULL;
-            IF pg_catalog.jsonb_typeof(value) <> 'string' THEN
-                RAISE EXCEPTION 'filter "%" must be a JSON string, got a JSON %', filter_key, pg_catalog.jsonb_typeof(value)
-                    USING ERRCODE = '22023';
-            END IF;
-            n := n + 1;
-            IF filter_key = 'name_prefix' THEN
-                -- LIKE with the prefix's own wildcards escaped.
-                params := params || (pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(
-                                         value #>> '{}', E'\\', E'\\\\'), '%', E'\\%'), '_', E'\\_') || '%');
-                predicate := predicate || ' AND e.full_name LIKE $' || n || '::text';
-            ELSE
-                params := params || (value #>> '{}');
-                predicate := predicate || ' AND e.' || filter_key || ' = $' || n || '::text';
-            END IF;
-        END LOOP;
-    END IF;
-
-    RETURN ROW(
-        pg_catalog.format('SELECT 1 FROM directory.employees e WHERE %s'
-                          ' UNION ALL SELECT 1 FROM directory.employees e WHERE e.id = $1::bigint', predicate),
-        params,
-        pg_catalog.format('SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id,'
-                          ' e.org_depth, e.sub_org_size, $%5$s::bigint AS total_count'
-                          ' FROM directory.employees e WHERE %1$s ORDER BY %2$s'
-                          ' LIMIT $%3$s::bigint OFFSET $%4$s::bigint',
-                          predicate, order_by, n + 1, n + 2, n + 3),
-        params || ARRAY[page_size::text, ((page - 1)::bigint * page_size)::text]);
-END;
-$$;
+LANGUAGE c IMMUTABLE PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'directory_build_list_query';
 
 COMMENT ON FUNCTION directory.build_list_query(bigint, integer, integer, text, jsonb) IS
 'Validates list arguments and builds the count and page queries shared by list_employees and cached_list_employees';
@@ -303,28 +212,16 @@ COMMENT ON FUNCTION directory.list_employees(bigint, integer, integer, text, jso
 
 -- The same through pg_memo: one memo.count ('employees.count', keyed by
 -- scope and filters) and one memo.list_as ('employees.page', keyed by scope,
--- filters, sort, page, page size and the total). On a hit this is the
--- builder, two lookups and a copy of the stored rows: no other PL/pgSQL call,
--- no projection.
+-- filters, sort, page, page size and the total), called from C
+-- (src/cached_list.cpp) so that a hit is the builder, two lookups and one
+-- copy of the stored rows into the result.
 CREATE FUNCTION directory.cached_list_employees(
     scope_root bigint, page integer DEFAULT 1, page_size integer DEFAULT 20,
     sort text DEFAULT 'full_name:asc', filters jsonb DEFAULT '{}')
 RETURNS TABLE (id bigint, full_name text, title text, department text, location text,
                manager_id bigint, org_depth integer, sub_org_size bigint, total_count bigint)
-LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-    q directory.list_query := directory.build_list_query(scope_root, page, page_size, sort, filters);
-    total bigint := memo.count('employees.count', q.count_sql, q.count_params) - 1;
-BEGIN
-    IF total < 0 THEN  -- no sentinel row: the scope root does not exist
-        RAISE EXCEPTION 'scope_root % is not an employee', scope_root USING ERRCODE = '22023';
-    END IF;
-    RETURN QUERY
-        SELECT * FROM memo.list_as(NULL::directory.employee_row, 'employees.page',
-                                   q.page_sql, q.page_params || total::text);
-END;
-$$;
+LANGUAGE c VOLATILE
+AS 'MODULE_PATHNAME', 'directory_cached_list_employees';
 
 COMMENT ON FUNCTION directory.cached_list_employees(bigint, integer, integer, text, jsonb) IS
 'Same arguments and rows as list_employees, memoized by pg_memo';

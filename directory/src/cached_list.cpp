@@ -1,0 +1,114 @@
+// directory.cached_list_employees: the listing through pg_memo, with no
+// PL/pgSQL and no intermediate result on a hit.
+//
+// It calls the SQL functions memo.count ('employees.count') and
+// memo.list_as ('employees.page') through fmgr, exactly as a SQL caller
+// would (same entries, same EXECUTE privilege checks), and lets memo.list_as
+// fill this function's own result set: the stored rows are copied once,
+// straight into the tuplestore the executor reads.
+#include "list_query.hpp"
+
+extern "C" {
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+PG_MODULE_MAGIC;
+PG_FUNCTION_INFO_V1(directory_cached_list_employees);
+Datum directory_cached_list_employees(PG_FUNCTION_ARGS);
+void _PG_init(void);
+}
+
+namespace directory {
+namespace {
+
+// The memo functions, resolved once per backend and again after any change
+// to pg_proc (DROP/CREATE EXTENSION pg_memo gives them new OIDs).
+struct MemoFunction {
+    const char *name;
+    int nargs;
+    Oid argtypes[4];
+    Oid oid;
+    FmgrInfo finfo;
+};
+MemoFunction memo_count = {"count", 3, {TEXTOID, TEXTOID, TEXTARRAYOID}, InvalidOid, {}};
+MemoFunction memo_list_as = {"list_as", 4, {ANYELEMENTOID, TEXTOID, TEXTOID, TEXTARRAYOID}, InvalidOid, {}};
+
+void forget_memo_functions(Datum, int, uint32) {
+    memo_count.oid = InvalidOid;
+    memo_list_as.oid = InvalidOid;
+}
+
+// Resolves the function when needed, and checks that the current user may
+// execute it, as calling it from SQL would.
+FmgrInfo *memo_function(MemoFunction &f) {
+    if (!OidIsValid(f.oid)) {
+        List *name = list_make2(makeString(pstrdup("memo")), makeString(pstrdup(f.name)));
+        Oid oid = LookupFuncName(name, f.nargs, f.argtypes, true);
+        if (!OidIsValid(oid))
+            ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
+                            errmsg("function memo.%s is missing", f.name),
+                            errhint("pg_memo_directory needs the pg_memo extension, version 1.0 or later.")));
+        fmgr_info_cxt(oid, &f.finfo, TopMemoryContext);
+        f.oid = oid;
+    }
+    if (pg_proc_aclcheck(f.oid, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+        aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, psprintf("memo.%s", f.name));
+    return &f.finfo;
+}
+
+}  // namespace
+}  // namespace directory
+
+void _PG_init(void) {
+    CacheRegisterSyscacheCallback(PROCOID, directory::forget_memo_functions, (Datum)0);
+}
+
+Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
+    using namespace directory;
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    if (!rsinfo || !IsA(rsinfo, ReturnSetInfo))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("set-valued function called in context that cannot accept a set")));
+    ListQuery q;
+    build_list_query(fcinfo, &q);
+
+    Datum name = CStringGetTextDatum("employees.count");
+    int64 total = DatumGetInt64(FunctionCall3(memo_function(memo_count), name,
+                                              CStringGetTextDatum(q.count_sql),
+                                              PointerGetDatum(q.count_params))) - 1;
+    if (total < 0)  // no sentinel row: the scope root does not exist
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("scope_root " INT64_FORMAT " is not an employee", PG_GETARG_INT64(0))));
+
+    q.page_values[q.npage_values] = CStringGetTextDatum(psprintf(INT64_FORMAT, total));
+    ArrayType *page_params = construct_array(q.page_values, q.npage_values + 1, TEXTOID, -1, false, TYPALIGN_INT);
+
+    // memo.list_as(NULL::directory.employee_row, ...) into our result set:
+    // its rows are ours, column for column (the row type it is given is
+    // this function's own result type).
+    if (!rsinfo->expectedDesc) {
+        TupleDesc own;
+        if (get_call_result_type(fcinfo, nullptr, &own) != TYPEFUNC_COMPOSITE)
+            elog(ERROR, "cached_list_employees must return a composite type");
+        rsinfo->expectedDesc = own;
+    }
+    LOCAL_FCINFO(list_call, 4);
+    InitFunctionCallInfoData(*list_call, memo_function(memo_list_as), 4, InvalidOid, nullptr,
+                             reinterpret_cast<Node *>(rsinfo));
+    list_call->args[0] = {(Datum)0, true};
+    list_call->args[1] = {CStringGetTextDatum("employees.page"), false};
+    list_call->args[2] = {CStringGetTextDatum(q.page_sql), false};
+    list_call->args[3] = {PointerGetDatum(page_params), false};
+    FunctionCallInvoke(list_call);
+    return (Datum)0;
+}
