@@ -168,8 +168,20 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
             if (rte->inh && has_subclass(relid)) {
                 List *children = find_all_inheritors(relid, AccessShareLock, nullptr);
                 ListCell *lc;
-                foreach (lc, children)
-                    if (lfirst_oid(lc) != relid) add_table(c, lfirst_oid(lc));
+                foreach (lc, children) {
+                    Oid child = lfirst_oid(lc);
+                    if (child == relid) continue;
+                    add_table(c, child);
+                    // An inheritance child can have other parents, and a
+                    // write through one of them changes this parent's rows
+                    // too. A partition has only the one parent.
+                    if (!get_rel_relispartition(child)) {
+                        List *parents = ancestors_of(child);
+                        ListCell *lp;
+                        foreach (lp, parents)
+                            add_table(c, lfirst_oid(lp));
+                    }
+                }
             }
             break;
         case RELKIND_VIEW:
