@@ -18,8 +18,13 @@
 extern "C" {
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_ts_config.h"
+#include "catalog/pg_ts_dict.h"
+#include "catalog/pg_ts_parser.h"
+#include "catalog/pg_ts_template.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
@@ -230,9 +235,15 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
             remember(&renamed_relations, object_id);
             changed_names_now = true;
         }
-    } else if (class_id == ProcedureRelationId || class_id == OperatorRelationId) {
+    } else if (class_id == ProcedureRelationId || class_id == OperatorRelationId ||
+               class_id == CollationRelationId || class_id == TSConfigRelationId ||
+               class_id == TSDictionaryRelationId || class_id == TSParserRelationId ||
+               class_id == TSTemplateRelationId) {
         // A new, replaced or dropped function or operator can change what a
-        // query means: a body, or which overload a call resolves to.
+        // query means: a body, or which overload a call resolves to. So can
+        // a collation or text search configuration that takes a name over
+        // on the search path, or a changed configuration's mapping, which
+        // immutable functions such as to_tsvector(regconfig, text) read.
         mark_written(routines_slot());
         changed_routines = true;
     } else if (class_id == TypeRelationId) {
