@@ -84,3 +84,21 @@ CREATE VIEW rich AS SELECT id, name FROM emp WHERE salary > 2500;
 SELECT * FROM memo.list('rich', 'WITH r AS (SELECT * FROM rich) SELECT count(*) FROM r JOIN emp USING (id) WHERE emp.id IN (SELECT id FROM emp)') AS t(n bigint);
 SELECT * FROM memo.list('rich', 'WITH r AS (SELECT * FROM rich) SELECT count(*) FROM r JOIN emp USING (id) WHERE emp.id IN (SELECT id FROM emp)') AS t(n bigint);
 SELECT hits FROM counters('rich');
+
+-- A miss may use a parallel plan, as the same query run directly would: the
+-- rows are counted in a parallel worker, whose pid is not the caller's.
+-- (worker_pid is IMMUTABLE only so that pg_memo accepts it; its argument
+-- keeps the planner from folding it.)
+CREATE TABLE wide AS SELECT g AS id FROM generate_series(1, 1000) g;
+SELECT memo.watch('wide');
+CREATE FUNCTION worker_pid(int) RETURNS int LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+  AS 'BEGIN RETURN pg_backend_pid(); END';
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SELECT memo.count('wide', 'SELECT 1 FROM wide WHERE worker_pid(id) <> $1::int', ARRAY[pg_backend_pid()::text]) AS counted_in_a_worker;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;

@@ -252,7 +252,9 @@ Result compute(const Call &call, Analysis *analysis) {
     // context: SPI frees its own execution memory when prepare returns.
     VarParams vp{static_cast<Oid *>(palloc0(sizeof(Oid))), 0};
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
-    SPIPlanPtr plan = SPI_prepare_params(sql, setup_var_params, &vp, 0);
+    // Parallel plans allowed, as for the same query run through SPI_execute
+    // or PL/pgSQL's EXECUTE: a miss must not be slower than the query itself.
+    SPIPlanPtr plan = SPI_prepare_params(sql, setup_var_params, &vp, CURSOR_OPT_PARALLEL_OK);
     if (!plan)
         elog(ERROR, "SPI_prepare_params failed: %s", SPI_result_code_string(SPI_result));
     List *sources = SPI_plan_get_plan_sources(plan);
