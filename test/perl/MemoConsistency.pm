@@ -267,12 +267,17 @@ sub checked_read {
         unless ($failed_step) {
             ($row, $error) = $db->query("SELECT $spec->{cached}");
             $cached = defined $error ? "ERROR: $error" : $row->[0];
-            $error = undef;
+            # Inside a transaction the error aborted it: nothing left to judge.
+            ($failed_step, $error) = ('cached', $error) if defined $error && ($in_txn || defined $self_writer);
+            $error = undef unless $failed_step;
         }
         $between->() if $between && !$failed_step;
         ($after, $truth) = @{ $run->('counters and truth', "SELECT chk.commit_state(), $spec->{truth}") // [] };
     }
     $db->ok($failed_step ? 'ROLLBACK' : 'COMMIT') if $in_txn;
+    # A deadlock is possible when a writer reads inside a transaction that
+    # holds a reseed's exclusive lock; it judges nothing.
+    return 'deadlock' if $failed_step && $error =~ /^deadlock detected/;
     if ($failed_step) {
         print $log "ERROR in the $failed_step step of a $mode read of $spec->{name}: $error\n"
           . "  cached: $spec->{cached}\n  truth: $spec->{truth}\n" if $log;
@@ -320,10 +325,17 @@ sub run_reader {
     while ($checked < $o{target} && Time::HiRes::time() < $deadline) {
         my $spec = random_spec();
         if (rand() < 0.05) {
+            # The transaction's snapshot is taken by its first query, before
+            # that query waits for its locks: LOCK (which takes no snapshot)
+            # first, or a reseed committing meanwhile (TRUNCATE is not
+            # MVCC-safe) would leave this snapshot an empty directory.
             $db->ok('BEGIN ISOLATION LEVEL REPEATABLE READ');
+            $db->ok('LOCK TABLE directory.employees, chk.items, chk.groups IN ACCESS SHARE MODE');
             my ($row, $error) = $db->query("SELECT $spec->{cached}, $spec->{truth}");
             $db->ok($error ? 'ROLLBACK' : 'COMMIT');
-            my $outcome = $error ? 'error' : $row->[0] eq $row->[1] ? 'ok' : 'mismatch';
+            my $outcome = $error ? ($error =~ /^deadlock detected/ ? 'deadlock' : 'error')
+                        : $row->[0] eq $row->[1] ? 'ok' : 'mismatch';
+            print $log "ERROR in a repeatable read of $spec->{name}: $error\n" if $outcome eq 'error';
             printf $log "MISMATCH repeatable read of %s\n  cached: %s\n  truth:  %s\n", $spec->{name}, @$row
               if $outcome eq 'mismatch';
             $n{"repeatable_read.$outcome"}++;
@@ -440,11 +452,20 @@ sub run_writer {
         for (my $i = 0; $i < @steps; $i++) {
             my $step = $steps[$i];
             if ($step->{read}) {
-                count_read(\%n, 'writer_in_txn', 'split', checked_read($db, random_spec(), 'split', $w, $log));
-                next;
+                my $outcome = checked_read($db, random_spec(), 'split', $w, $log);
+                count_read(\%n, 'writer_in_txn', 'split', $outcome);
+                next unless $outcome =~ /^(deadlock|error)$/;
+                $db->ok('ROLLBACK');  # the failed read aborted the transaction
+                $failed = 1;
+                last;
             }
             my $sql = $step->{sql};
-            my (undef, $error) = $db->query($sql);
+            # The ack goes in the same round trip as the commit (psql still
+            # sends it only once the commit's reply is in), so that few
+            # reads find a commit unacknowledged. After a failure it copies
+            # an unchanged count: harmless.
+            my $commits = $sql eq 'COMMIT' || $steps[0]{sql} ne 'BEGIN';
+            my (undef, $error) = $db->query($commits ? "$sql;\n$ack" : $sql);
             $in_savepoint = 1 if $sql eq 'SAVEPOINT s';
             $in_savepoint = 0 if $sql =~ /^(ROLLBACK TO|RELEASE) SAVEPOINT s$/;
             if (!$error) {
@@ -473,7 +494,6 @@ sub run_writer {
         $n{"shape.$shape." . ($failed ? 'failed' : $committed ? 'committed' : 'rolled_back')
            . ($recovered ? '_after_error_in_savepoint' : '')}++;
         if ($committed) {
-            $db->ok($ack);
             count_read(\%n, 'writer_after_commit', 'split', checked_read($db, random_spec(), 'split', undef, $log))
               if rand() < 0.2;
         }
@@ -568,8 +588,8 @@ sub run {
         open my $in, '<', $file or next;
         while (<$in>) { chomp; my ($k, $v) = split /\t/; $n{$k} += $v }
     }
-    $n{"reads.$_"} //= 0 for qw(strict_ok strict_mismatch window_ok window_mismatch skipped error);
-    $n{"repeatable_read.$_"} //= 0 for qw(ok mismatch error);
+    $n{"reads.$_"} //= 0 for qw(strict_ok strict_mismatch window_ok window_mismatch skipped error deadlock);
+    $n{"repeatable_read.$_"} //= 0 for qw(ok mismatch error deadlock);
     $n{checked} = $n{'reads.strict_ok'} + $n{'reads.strict_mismatch'} + $n{'reads.window_ok'}
       + $n{'reads.window_mismatch'};
     $n{mismatches} = $n{'reads.strict_mismatch'} + $n{'reads.window_mismatch'} + $n{'repeatable_read.mismatch'};
@@ -599,8 +619,11 @@ sub report {
         $n->{checked}, $n->{'reads.strict_ok'} + $n->{'reads.strict_mismatch'},
         $n->{'reads.window_ok'} + $n->{'reads.window_mismatch'}, $n->{'reads.strict_mismatch'},
         $n->{'reads.window_mismatch'}, $n->{'repeatable_read.mismatch'});
-    push @lines, sprintf('skipped (a write committed in between): %d; read errors: %d; repeatable read checks: %d',
-        $n->{'reads.skipped'}, $n->{'reads.error'}, $n->{'repeatable_read.ok'} + $n->{'repeatable_read.mismatch'});
+    push @lines, sprintf('skipped (a write committed in between): %d; read errors: %d (and %d deadlocks);'
+        . ' repeatable read checks: %d (errors %d, deadlocks %d)',
+        $n->{'reads.skipped'}, $n->{'reads.error'}, $n->{'reads.deadlock'},
+        $n->{'repeatable_read.ok'} + $n->{'repeatable_read.mismatch'}, $n->{'repeatable_read.error'},
+        $n->{'repeatable_read.deadlock'});
     for my $prefix ('reads.reader', 'reads.writer_in_txn', 'reads.writer_after_commit', 'shape', 'ops') {
         my @keys = sort grep { index($_, "$prefix.") == 0 } keys %$n;
         push @lines, "$prefix: " . join(', ', map { substr($_, length($prefix) + 1) . " $n->{$_}" } @keys) if @keys;
