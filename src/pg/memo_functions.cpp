@@ -50,6 +50,9 @@ namespace pgmemo {
 enum class Kind : char { List = 'L', Count = 'C' };
 
 constexpr int kMaxSearchPath = 32;
+// As many as a prepared statement can take over PostgreSQL's protocol. Far
+// more would not fit the key's field list in one allocation.
+constexpr int kMaxParams = 65535;
 
 // Everything a call is about, read from its arguments once.
 struct Call {
@@ -97,6 +100,11 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
                         errmsg("params must be a one-dimensional text array")));
     if (ARR_ELEMTYPE(params) != TEXTOID)
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH), errmsg("params must be a text array")));
+    int nitems = ArrayGetNItems(ARR_NDIM(params), ARR_DIMS(params));
+    if (nitems > kMaxParams)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("params has %d elements, more than the %d parameters pg_memo supports",
+                               nitems, kMaxParams)));
     deconstruct_array(params, TEXTOID, -1, false, TYPALIGN_INT, &call->param_values,
                       &call->param_nulls, &call->nparams);
 
@@ -149,8 +157,14 @@ Encoded encode_call(const Call &call) {
             fields[nfixed + i] = KeyField{VARDATA_ANY(t), uint32_t(VARSIZE_ANY_EXHDR(t)), false};
         }
     }
+    size_t key_size = encoded_key_size(fields, nfields);
+    if (key_size > MaxAllocSize)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("the cache key of this call would take %zu bytes, more than the %zu pg_memo supports",
+                               key_size, size_t(MaxAllocSize)),
+                        errdetail("The key holds the cache name, the query text and the parameters.")));
     Encoded e;
-    e.key_len = uint32_t(encoded_key_size(fields, nfields));
+    e.key_len = uint32_t(key_size);
     e.key = static_cast<char *>(palloc(e.key_len));
     encode_key(fields, nfields, e.key);
     e.hash = pgmemo::hash_bytes(e.key, e.key_len);
@@ -237,15 +251,15 @@ Result encode_spi_result(Kind kind, MemoryContext ctx) {
 // Runs the query uncached: analysis, generations, then a fresh snapshot.
 Result compute(const Call &call, Analysis *analysis) {
     MemoryContext caller_ctx = CurrentMemoryContext;
-    check_single_select(call.query);
+    char *statement = nullptr;  // wanted only to wrap a count
+    check_single_select(call.query, call.kind == Kind::Count ? &statement : nullptr);
 
     const char *sql = call.query;
     if (call.kind == Kind::Count) {
         // The count of the query's rows, computed by the server: the text is
-        // wrapped only after it proved to be one SELECT.
-        size_t len = strlen(call.query);
-        while (len > 0 && (call.query[len - 1] == ';' || isspace(uint8_t(call.query[len - 1])))) len--;
-        sql = psprintf("SELECT count(*) FROM (\n%.*s\n) AS pg_memo_count", int(len), call.query);
+        // wrapped only after it proved to be one SELECT, and without its
+        // semicolon and what follows it ("SELECT 1; -- note").
+        sql = psprintf("SELECT count(*) FROM (\n%s\n) AS pg_memo_count", statement);
     }
 
     // The parser grows this array with repalloc, which keeps it in our

@@ -114,8 +114,10 @@ bool is_pg_memo_trigger(Oid trigger_oid);
 enum class WatchState { NotWatched, Watched, Disabled };
 WatchState relation_watch_state(Relation rel);
 
-// Refuses anything but exactly one plain SELECT in the text (ERROR).
-void check_single_select(const char *query_text);
+// Refuses anything but exactly one plain SELECT in the text (ERROR). With
+// statement, sets it to the SELECT's own text (palloc'd): without the
+// semicolon that may end it, or what follows that (white space, comments).
+void check_single_select(const char *query_text, char **statement = nullptr);
 
 }  // namespace pgmemo
 

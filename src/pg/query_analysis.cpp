@@ -256,19 +256,25 @@ char *encode_permissions(List *rtes, uint32_t *len) {
 
 }  // namespace
 
-void check_single_select(const char *query_text) {
+void check_single_select(const char *query_text, char **statement) {
     List *stmts = raw_parser(query_text, RAW_PARSE_DEFAULT);
     if (list_length(stmts) != 1)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo caches exactly one SELECT statement, got %d statements",
                                list_length(stmts))));
-    Node *stmt = linitial_node(RawStmt, stmts)->stmt;
+    RawStmt *raw = linitial_node(RawStmt, stmts);
+    Node *stmt = raw->stmt;
     if (!IsA(stmt, SelectStmt))
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo caches only SELECT statements, not %s",
                                CreateCommandName(stmt))));
     if (reinterpret_cast<SelectStmt *>(stmt)->intoClause)
         refuse("SELECT INTO", "It creates a table.");
+    if (statement) {
+        // stmt_len is 0 when the statement runs to the end of the text.
+        int len = raw->stmt_len > 0 ? raw->stmt_len : int(strlen(query_text)) - raw->stmt_location;
+        *statement = pnstrdup(query_text + raw->stmt_location, len);
+    }
 }
 
 bool is_pg_memo_trigger(Oid trigger_oid) {
