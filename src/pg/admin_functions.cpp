@@ -35,6 +35,11 @@ constexpr int kStatsColumns = 22;
 
 double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
 
+// Members of pg_read_all_stats see everything. Others see the cache names
+// of their own database (or of their own flights) only: names are the
+// applications' own labels, which other databases' users have no need for.
+bool reads_all_stats() { return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS); }
+
 }  // namespace
 
 Datum pg_memo_stats(PG_FUNCTION_ARGS) {
@@ -43,6 +48,7 @@ Datum pg_memo_stats(PG_FUNCTION_ARGS) {
     StatsTable &stats = shared_state().stats;
     InitMaterializedSRF(fcinfo, 0);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    bool all_stats = reads_all_stats();
 
     for (uint32_t i = 0; i < stats.size(); i++) {
         if (!stats.ready(i)) continue;
@@ -54,7 +60,10 @@ Datum pg_memo_stats(PG_FUNCTION_ARGS) {
         uint64_t computations = stats.get(i, kComputations);
         double total_ms = nanos_to_ms(stats.get(i, kComputeNanos));
         values[c++] = ObjectIdGetDatum(s.dbid);
-        values[c++] = CStringGetTextDatum(s.name);
+        if (all_stats || s.dbid == MyDatabaseId || s.dbid == InvalidOid)  // InvalidOid: "(other)"
+            values[c++] = CStringGetTextDatum(s.name);
+        else
+            nulls[c++] = true;
         for (Counter k : {kCalls, kHits, kMisses, kComputations, kBypasses, kInvalidations, kEvictions,
                           kTooLarge, kEntries, kBytes})
             values[c++] = Int64GetDatum(int64(stats.get(i, k)));
@@ -117,31 +126,32 @@ Datum pg_memo_flights(PG_FUNCTION_ARGS) {
     }
     LWLockRelease(flight_lock());
 
-    bool all_stats = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+    bool all_stats = reads_all_stats();
     for (uint32_t r = 0; r < nrows; r++) {
         const FlightSlot &s = rows[r].slot;
         Datum values[9];
         bool nulls[9] = {false};
-        const StatsSlot &names = sh.stats.slot(s.stats_slot);
+        Oid userid;
+        text *query;
+        ArrayType *params;
+        bool described = describe_key(rows[r].key, s.key_len, &userid, &query, &params);
+        bool own = described && has_privs_of_role(GetUserId(), userid);
         values[0] = ObjectIdGetDatum(s.dbid);
-        values[1] = CStringGetTextDatum(names.name);
+        if (all_stats || own || s.dbid == MyDatabaseId)
+            values[1] = CStringGetTextDatum(sh.stats.slot(s.stats_slot).name);
+        else
+            nulls[1] = true;
         values[2] = Int32GetDatum(s.leader_pid);
         values[3] = Int32GetDatum(int32(s.waiters));
         values[4] = TimestampTzGetDatum(s.started_at);
         values[5] = CStringGetTextDatum(flight_state_name(s.state));
-        Oid userid;
-        text *query;
-        ArrayType *params;
-        if (describe_key(rows[r].key, s.key_len, &userid, &query, &params)) {
-            values[6] = ObjectIdGetDatum(userid);
-            if (all_stats || has_privs_of_role(GetUserId(), userid)) {
-                values[7] = PointerGetDatum(query);
-                values[8] = PointerGetDatum(params);
-            } else {
-                nulls[7] = nulls[8] = true;
-            }
+        if (described) values[6] = ObjectIdGetDatum(userid);
+        nulls[6] = !described;
+        if (described && (all_stats || own)) {
+            values[7] = PointerGetDatum(query);
+            values[8] = PointerGetDatum(params);
         } else {
-            nulls[6] = nulls[7] = nulls[8] = true;
+            nulls[7] = nulls[8] = true;
         }
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
