@@ -20,7 +20,7 @@ SHLIB_LINK += -lstdc++
 
 # pg_regress suites in sql/ + expected/, on a temporary instance that
 # preloads pg_memo (test/regress.conf).
-REGRESS = basics refusals invalidation security stats ddl edge_cases
+REGRESS = basics refusals invalidation security stats ddl edge_cases security_review
 REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check_regress \
                --temp-config=$(srcdir)/test/regress.conf
 

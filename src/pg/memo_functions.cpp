@@ -8,6 +8,7 @@
 #include "pg_memo.hpp"
 
 extern "C" {
+#include "access/gin.h"
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "access/tupconvert.h"
@@ -26,11 +27,14 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/bytea.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_locale.h"
 #include "utils/plancache.h"
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
+#include "utils/xml.h"
 
 PG_FUNCTION_INFO_V1(pg_memo_list);
 PG_FUNCTION_INFO_V1(pg_memo_list_as);
@@ -68,7 +72,8 @@ struct Call {
 
 namespace {
 
-// Session settings that change what the query text or a parameter means.
+// Session settings that change what the query text or a parameter means,
+// or which rows it returns.
 struct KeyContext {
     Oid dbid;
     Oid userid;
@@ -79,6 +84,11 @@ struct KeyContext {
     int32 null_equals;
     int32 bytea_output;        // output functions marked immutable that read
     int32 extra_float_digits;  // a setting: they change ::text casts
+    int32 quote_all_identifiers;  // quote_ident(), marked immutable
+    int32 array_nulls;            // array input: is {NULL} a NULL or the text NULL
+    int32 xml_option;             // xml input: document or content
+    int32 xml_binary;             // bytea inside XML: base64 or hex
+    int32 gin_fuzzy_search_limit; // a GIN index scan returns only some rows
 };
 
 [[noreturn]] void null_argument(const char *name) {
@@ -122,7 +132,9 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     call->search_path_len = n + path_len;
 }
 
-constexpr int kFixedKeyFields = 6;  // kind, context, timezone, search path, cache name, query
+// kind, context, timezone, search path, cache name, query, timezone
+// abbreviations, lc_monetary (the last two change timestamptz and money input)
+constexpr int kFixedKeyFields = 8;
 
 Encoded encode_call(const Call &call) {
     KeyContext ctx;
@@ -136,7 +148,14 @@ Encoded encode_call(const Call &call) {
     ctx.null_equals = Transform_null_equals;
     ctx.bytea_output = bytea_output;
     ctx.extra_float_digits = extra_float_digits;
+    ctx.quote_all_identifiers = quote_all_identifiers;
+    ctx.array_nulls = Array_nulls;
+    ctx.xml_option = xmloption;
+    ctx.xml_binary = xmlbinary;
+    ctx.gin_fuzzy_search_limit = GinFuzzySearchLimit;
     const char *tz = pg_get_timezone_name(session_timezone);
+    const char *tz_abbreviations = GetConfigOption("timezone_abbreviations", true, false);
+    if (!tz_abbreviations) tz_abbreviations = "";
     char kind = char(call.kind);
 
     const int nfixed = kFixedKeyFields;
@@ -149,6 +168,8 @@ Encoded encode_call(const Call &call) {
                          uint32_t(sizeof(Oid) * call.search_path_len), false};
     fields[4] = KeyField{VARDATA_ANY(call.cache_name), uint32_t(VARSIZE_ANY_EXHDR(call.cache_name)), false};
     fields[5] = KeyField{call.query, uint32_t(strlen(call.query)), false};
+    fields[6] = KeyField{tz_abbreviations, uint32_t(strlen(tz_abbreviations)), false};
+    fields[7] = KeyField{locale_monetary, uint32_t(strlen(locale_monetary)), false};
     for (int i = 0; i < call.nparams; i++) {
         if (call.param_nulls[i]) {
             fields[nfixed + i] = KeyField{nullptr, 0, true};
