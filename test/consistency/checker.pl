@@ -11,7 +11,8 @@
 #   test/consistency/checker.pl --reads 100000 --writers 2 --readers 4
 #
 # Run as root it re-runs itself as the postgres OS user (initdb refuses
-# root). Exits 1 if any mismatch was found or a worker failed.
+# root). Exits 1 if any mismatch was found, a worker failed or fewer than
+# --reads reads were checked.
 use strict;
 use warnings;
 use FindBin;
@@ -22,11 +23,11 @@ use MemoConsistency;
 
 my %opt = (reads => 100_000, writers => 2, readers => 4, 'seed-rows' => 2000, 'pause-ms' => 20,
            'max-seconds' => 4 * 3600, port => 55600 + int rand 100, keep => 0, rng => undef,
-           'cache-size' => '64MB');
+           'cache-size' => '64MB', bindir => undef);
 GetOptions(\%opt, 'reads=i', 'writers=i', 'readers=i', 'seed-rows=i', 'pause-ms=f', 'max-seconds=i',
-           'port=i', 'keep!', 'rng=i', 'cache-size=s')
+           'port=i', 'keep!', 'rng=i', 'cache-size=s', 'bindir=s')
   or die "usage: $0 [--reads N] [--writers N] [--readers N] [--seed-rows N] [--pause-ms MS]"
-       . " [--max-seconds S] [--port P] [--cache-size SIZE] [--rng SEED] [--keep]\n";
+       . " [--max-seconds S] [--port P] [--cache-size SIZE] [--rng SEED] [--bindir DIR] [--keep]\n";
 die "--port must be in 55600-55699\n" unless $opt{port} >= 55600 && $opt{port} <= 55699;
 
 if ($> == 0) {
@@ -36,8 +37,10 @@ if ($> == 0) {
       or die "runuser: $!";
 }
 
-chomp(my $bindir = `pg_config --bindir`);
-die "pg_config not found\n" unless $bindir;
+# --bindir: another (relocated) installation, e.g. one with a modified pg_memo.
+my $bindir = $opt{bindir} // `pg_config --bindir`;
+chomp $bindir;
+die "no PostgreSQL bindir (pg_config not found)\n" unless $bindir && -x "$bindir/postgres";
 my $dir = File::Temp::tempdir('pgm_consistency.XXXXXX', DIR => '/tmp', CLEANUP => !$opt{keep});
 my $data = "$dir/data";
 
@@ -77,8 +80,8 @@ my $stats = MemoConsistency::cache_stats($conn);
 
 print "\n", MemoConsistency::report($n, $stats);
 print "directory.check_consistency() rows: $stats->{directory_inconsistencies}\n";
-print "problems log: $dir/problems.log\n" if -s "$dir/problems.log";
 if (-s "$dir/problems.log") {
+    print "problems log: $dir/problems.log\n" if $opt{keep};
     open my $p, '<', "$dir/problems.log" or die $!;
     my @lines = <$p>;
     print "first lines of the problems log:\n", @lines[0 .. ($#lines < 40 ? $#lines : 40)];

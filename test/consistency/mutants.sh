@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Does the consistency checker catch real bugs? Builds pg_memo with one
+# deliberate consistency bug at a time (a mutant), installs it into a
+# private copy of the PostgreSQL installation under /tmp (the system's
+# installation is not touched), and runs test/consistency/checker.pl
+# against it. Each mutant should end with mismatches; the unmodified build
+# with none.
+#
+#   test/consistency/mutants.sh [READS]      # as root; default 20000 reads each
+#
+# The mutants (each a one-line change the docs explain is wrong):
+#   snapshot_first   generations read after the query's snapshot
+#                    (docs/consistency.md, "Generations before the snapshot")
+#   caller_snapshot  read-only SPI: the calling statement's snapshot
+#                    ("A new snapshot, never the caller's")
+#   bump_at_precommit  counters bumped before the commit is visible ("Commit")
+#   waiter_no_recheck  a flight's waiter does not re-check the generations
+#                    ("Flights")
+set -euo pipefail
+READS=${1:-20000}
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+WORK=$(mktemp -d /tmp/pgm_mutants.XXXXXX)
+chmod 755 "$WORK"
+BINDIR=$(pg_config --bindir)
+SHAREDIR=$(pg_config --sharedir)
+LIBDIR=$(pg_config --pkglibdir)
+
+# A relocated copy of the installation: PostgreSQL finds its share and lib
+# directories relative to its binaries.
+PREFIX="$WORK/pg"
+mkdir -p "$PREFIX$(dirname "$BINDIR")" "$PREFIX$(dirname "$SHAREDIR")"
+cp -a "$(dirname "$BINDIR")/." "$PREFIX$(dirname "$BINDIR")/"
+cp -a "$SHAREDIR" "$PREFIX$(dirname "$SHAREDIR")/"
+[ "$LIBDIR" = "$(dirname "$BINDIR")/lib" ] || { echo "unexpected layout: $LIBDIR" >&2; exit 1; }
+
+# Applies a Perl substitution to a file; fails if it changed nothing.
+mutate() {  # file, perl expression
+  perl -0pi -e "\$n = ($2); END { exit(\$n ? 0 : 1) }" "$1" ||
+    { echo "mutation did not apply to $1: $2" >&2; exit 1; }
+}
+
+run_one() {  # name, mutation function
+  local name=$1 tree="$WORK/$1"
+  mkdir -p "$tree"
+  tar -C "$SRC" --exclude=./.git --exclude=./build --exclude='./tmp_check*' -cf - . | tar -C "$tree" -xf -
+  "$2" "$tree"
+  make -C "$tree" clean >/dev/null 2>&1 || true
+  make -C "$tree" -j2 >"$tree/build.log" 2>&1
+  make -C "$tree" install DESTDIR="$PREFIX" >>"$tree/build.log" 2>&1
+  make -C "$tree/directory" -j2 >>"$tree/build.log" 2>&1
+  make -C "$tree/directory" install DESTDIR="$PREFIX" >>"$tree/build.log" 2>&1
+  chmod -R a+rX "$WORK"
+  echo "=== $name"
+  perl "$SRC/test/consistency/checker.pl" --bindir "$PREFIX$BINDIR" --reads "$READS" \
+       --writers 2 --readers 4 --max-seconds 600 >"$WORK/$name.out" 2>&1 || true
+  sed -n '/^checked reads/,/^skipped/p' "$WORK/$name.out"
+}
+
+none() { :; }
+snapshot_first() {
+  mutate "$1/src/pg/memo_functions.cpp" \
+    's/(\n\s*read_generations\(analysis\);)(.*?int rc = SPI_execute_plan_extended\(plan, &options\);)/$2$1/s'
+}
+caller_snapshot() {
+  mutate "$1/src/pg/memo_functions.cpp" 's/options\.read_only = false;/options.read_only = true;/'
+}
+bump_at_precommit() {
+  mutate "$1/src/pg/invalidation.cpp" \
+    's/(if \(TransactionIdIsValid\(GetTopTransactionIdIfAny\(\)\)\) mark_catalog_changes\(nullptr\);)/$1\n            for (uint32_t i = 0; i < written_count; i++) shared_state().gens.bump(written_slots[i]);\n            written_count = 0;/'
+}
+waiter_no_recheck() {
+  mutate "$1/src/core/store.cpp" \
+    's/(LookupStatus Store::read_pinned\(.*?)\n\s*if \(!entry_is_current\(e\)\) return LookupStatus::Stale;/$1/s'
+}
+
+for m in none snapshot_first caller_snapshot bump_at_precommit waiter_no_recheck; do
+  run_one "$m" "$m"
+done
+echo "outputs in $WORK"
