@@ -127,22 +127,6 @@ BEGIN
         -- too. Re-watching also re-enables a disabled trigger.
         EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER pg_memo_invalidate', target::regclass);
 
-        -- Logical replication apply fires row triggers only. This one fires
-        -- only in replica mode; AFTER, so that ordinary writers pay no row
-        -- locks and keep COPY's batching. Only tables that hold rows get it
-        -- (not partitioned parents: it would be cloned onto partitions).
-        IF (SELECT relkind FROM pg_class WHERE oid = target) = 'r' THEN
-            IF NOT EXISTS (SELECT 1 FROM pg_trigger t
-                            WHERE t.tgrelid = target AND t.tgname = 'pg_memo_invalidate_replica') THEN
-                EXECUTE format('CREATE TRIGGER pg_memo_invalidate_replica '
-                               'AFTER INSERT OR UPDATE OR DELETE ON %s '
-                               'FOR EACH ROW EXECUTE FUNCTION @extschema@.invalidation_trigger()',
-                               target::regclass);
-            END IF;
-            EXECUTE format('ALTER TABLE %s ENABLE REPLICA TRIGGER pg_memo_invalidate_replica',
-                           target::regclass);
-        END IF;
-
         -- Writes this transaction made before watching fired no trigger: it
         -- must not store results containing them.
         PERFORM @extschema@.invalidate(target);
@@ -171,11 +155,6 @@ BEGIN
             -- Dropping the trigger invalidates the table's entries at commit.
             EXECUTE format('DROP TRIGGER pg_memo_invalidate ON %s', target::regclass);
         END IF;
-        IF EXISTS (SELECT 1 FROM pg_trigger t
-                    WHERE t.tgrelid = target AND t.tgname = 'pg_memo_invalidate_replica'
-                      AND t.tgfoid = '@extschema@.invalidation_trigger()'::regprocedure) THEN
-            EXECUTE format('DROP TRIGGER pg_memo_invalidate_replica ON %s', target::regclass);
-        END IF;
     END LOOP;
 END;
 $$;
@@ -195,22 +174,15 @@ AS 'MODULE_PATHNAME', 'pg_memo_generation'
 LANGUAGE C STRICT VOLATILE;
 
 -- One row per watched table. triggers_enabled is false when a DBA disabled
--- (or changed the firing mode of) either trigger: its queries then run
+-- (or changed the firing mode of) the trigger: its queries then run
 -- uncached, as bypasses, until memo.watch() is run again.
 CREATE VIEW @extschema@.watched AS
 SELECT t.tgrelid::regclass AS table_name,
        @extschema@.generation(t.tgrelid) AS generation,
-       (t.tgenabled = 'A' AND (c.relkind = 'p' OR coalesce(r.tgenabled IN ('R', 'A'), false)))
-         AS triggers_enabled,
+       t.tgenabled = 'A' AS triggers_enabled,
        CASE t.tgenabled WHEN 'A' THEN 'always' WHEN 'O' THEN 'origin'
-                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS trigger_mode,
-       CASE r.tgenabled WHEN 'A' THEN 'always' WHEN 'O' THEN 'origin'
-                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS replica_trigger_mode
+                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS trigger_mode
   FROM pg_catalog.pg_trigger t
-  JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
-  LEFT JOIN pg_catalog.pg_trigger r
-         ON r.tgrelid = t.tgrelid AND r.tgname = 'pg_memo_invalidate_replica'
-        AND r.tgfoid = t.tgfoid
  WHERE t.tgname = 'pg_memo_invalidate'
    AND t.tgfoid = '@extschema@.invalidation_trigger()'::pg_catalog.regprocedure;
 

@@ -10,6 +10,10 @@
 //     relations at once (so the DDL transaction bypasses their entries), and
 //     at pre-commit the transaction's own relcache invalidations mark every
 //     relation whose definition, privileges, policies or triggers changed.
+//   - Logical replication apply writes rows without firing statement
+//     triggers: in an apply worker, every transaction marks the relations of
+//     its subscription at pre-commit. (A row trigger would cost every
+//     ordinary writer a tuple fetch per row.)
 //   - XACT_EVENT_COMMIT runs after the commit is visible to new snapshots:
 //     it bumps every marked counter. It only does atomic increments.
 //   - Abort forgets the marks: rolled-back writes never happened.
@@ -32,7 +36,9 @@ extern "C" {
 #include "access/relation.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_subscription_rel.h"
 #include "catalog/pg_trigger.h"
+#include "replication/worker_internal.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 #include "utils/memutils.h"
@@ -141,6 +147,20 @@ NameChanges mark_catalog_changes(bool *changed_watched) {
     return changes;
 }
 
+// In a logical replication worker: the tables its subscription replicates,
+// which this transaction may have written row by row. Coarse (all of them,
+// whichever it wrote) but it costs nothing outside apply workers. Also run
+// by the transaction that does COMMIT PREPARED for a two-phase
+// subscription, so the bump follows the moment its rows became visible.
+void mark_subscription_relations() {
+    if (!MyLogicalRepWorker) return;
+    ListCell *lc;
+    foreach (lc, GetSubscriptionRelations(MyLogicalRepWorker->subid)) {
+        auto *state = static_cast<SubscriptionRelState *>(lfirst(lc));
+        mark_written(relation_slot(state->relid));
+    }
+}
+
 void refuse_prepare(const char *message) {
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg_internal("%s", message),
                     errdetail("COMMIT PREPARED runs without this session's record of what to "
@@ -154,13 +174,18 @@ void memo_xact_callback(XactEvent event, void *) {
             // Only transactions with an xid changed catalogs; this also skips
             // VACUUM's in-place statistics updates.
             if (TransactionIdIsValid(GetTopTransactionIdIfAny())) mark_catalog_changes(nullptr);
+            mark_subscription_relations();
             break;
         case XACT_EVENT_PRE_PREPARE: {
             // Marks are bumped at PREPARE. That is safe only for DDL whose
             // locks keep every reader of the relation out until COMMIT
             // PREPARED; writes, name changes and changes to watched tables
             // (a disabled trigger, say) are refused instead.
-            if (wrote_watched_rows) refuse_prepare("cannot PREPARE a transaction that wrote to a table watched by pg_memo");
+            // An apply worker of a two-phase subscription is let through:
+            // its COMMIT PREPARED transaction marks the subscription's
+            // tables again (refusing would stop replication for good).
+            if (wrote_watched_rows && !MyLogicalRepWorker)
+                refuse_prepare("cannot PREPARE a transaction that wrote to a table watched by pg_memo");
             bool changed_watched = dropped_watched;
             NameChanges changes;
             if (TransactionIdIsValid(GetTopTransactionIdIfAny())) changes = mark_catalog_changes(&changed_watched);
@@ -302,7 +327,6 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS) {
     TriggerData *trigdata = reinterpret_cast<TriggerData *>(fcinfo->context);
     pgmemo::shared_state();  // fail here, where aborting is still clean
     pgmemo::mark_rows_written(RelationGetRelid(trigdata->tg_relation));
-    // Statement trigger, or the replica-only AFTER row trigger (logical
-    // replication apply fires no statement triggers): the result is ignored.
+    // A statement trigger: the result is ignored.
     return PointerGetDatum(nullptr);
 }

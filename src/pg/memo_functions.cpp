@@ -352,8 +352,8 @@ Result memoize(const Call &call) {
 
     // Transactions with one snapshot must not see newer commits; a standby
     // has no triggers to invalidate anything; in replica mode (logical
-    // replication apply) row triggers of other tables may run before ours
-    // has marked the applied rows; a transaction that changed names may
+    // replication apply) row triggers may run before the apply worker marks
+    // its tables at pre-commit; a transaction that changed names may
     // resolve a query differently than any entry did.
     bool bypass = IsolationUsesXactSnapshot() || RecoveryInProgress() ||
                   SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_names();

@@ -34,7 +34,6 @@ namespace pgmemo {
 namespace {
 
 constexpr const char *kTriggerName = "pg_memo_invalidate";
-constexpr const char *kReplicaTriggerName = "pg_memo_invalidate_replica";
 
 // memo.invalidation_trigger(): the extension is not relocatable, so its
 // schema is always memo.
@@ -286,8 +285,7 @@ bool is_pg_memo_trigger(Oid trigger_oid) {
     bool ours = false;
     if (tuple) {
         auto *t = reinterpret_cast<Form_pg_trigger>(GETSTRUCT(tuple));
-        ours = t->tgfoid == trigger_function() &&
-               (strcmp(NameStr(t->tgname), kTriggerName) == 0 || strcmp(NameStr(t->tgname), kReplicaTriggerName) == 0);
+        ours = t->tgfoid == trigger_function() && strcmp(NameStr(t->tgname), kTriggerName) == 0;
     }
     systable_endscan(scan);
     table_close(triggers, AccessShareLock);
@@ -309,22 +307,9 @@ WatchState relation_watch_state(Relation rel) {
         if (t.tgenabled != TRIGGER_FIRES_ALWAYS) return WatchState::Disabled;
         statement_trigger = true;
     }
-    // Logical replication apply fires row triggers only: the replica-only
-    // row trigger covers it. Partitioned tables hold no rows (their
-    // partitions carry it).
-    if (!statement_trigger) return WatchState::NotWatched;
-    if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE) return WatchState::Watched;
-    for (int i = 0; i < td->numtriggers; i++) {
-        const Trigger &t = td->triggers[i];
-        if (strcmp(t.tgname, kReplicaTriggerName) != 0) continue;
-        bool ours = t.tgfoid == trigger_function() && TRIGGER_FOR_ROW(t.tgtype) &&
-                    TRIGGER_FOR_AFTER(t.tgtype) && TRIGGER_FOR_INSERT(t.tgtype) &&
-                    TRIGGER_FOR_UPDATE(t.tgtype) && TRIGGER_FOR_DELETE(t.tgtype);
-        if (ours && (t.tgenabled == TRIGGER_FIRES_ON_REPLICA || t.tgenabled == TRIGGER_FIRES_ALWAYS))
-            return WatchState::Watched;
-        return WatchState::Disabled;
-    }
-    return statement_trigger ? WatchState::Disabled : WatchState::NotWatched;
+    // (Logical replication apply fires no statement triggers; apply workers
+    // mark their subscription's tables at commit, see invalidation.cpp.)
+    return statement_trigger ? WatchState::Watched : WatchState::NotWatched;
 }
 
 void analyze_query(Query *query, const Oid *search_path, int search_path_len, Analysis *out) {

@@ -123,8 +123,8 @@ $node->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $count_sql), '6', 'standby follows the primary without invalidation');
 $standby->stop;
 
-# Logical replication: the apply worker fires row triggers only, so writes
-# applied on a subscriber invalidate through the replica-only row trigger.
+# Logical replication: the apply worker fires no statement triggers, so it
+# marks its subscription's tables at commit; applied writes invalidate.
 my $sub = PostgreSQL::Test::Cluster->new('subscriber');
 $sub->init;
 $sub->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
@@ -147,10 +147,11 @@ is($sub->safe_psql('postgres', $sub_count), $expected, 'subscriber hits');
 $node->safe_psql('postgres', q{INSERT INTO emp VALUES (100, 'd1'), (101, 'd0')});
 $node->wait_for_catchup('emp_sub');
 is($sub->safe_psql('postgres', $sub_count), $expected + 2, 'an applied INSERT invalidates on the subscriber');
+my $sub_x = q{SELECT memo.count('sub.x', 'SELECT * FROM emp WHERE dept = $1', '{x}')};
+is($sub->safe_psql('postgres', $sub_x), '0', 'subscriber caches a count before an UPDATE');
 $node->safe_psql('postgres', q{UPDATE emp SET dept = 'x' WHERE id = 100});
 $node->wait_for_catchup('emp_sub');
-is($sub->safe_psql('postgres', q{SELECT memo.count('sub.x', 'SELECT * FROM emp WHERE dept = $1', '{x}')}),
-    '1', 'an applied UPDATE is seen');
+is($sub->safe_psql('postgres', $sub_x), '1', 'an applied UPDATE invalidates');
 $node->safe_psql('postgres', q{DELETE FROM emp WHERE id = 101});
 $node->wait_for_catchup('emp_sub');
 is($sub->safe_psql('postgres', $sub_count), $expected + 1, 'an applied DELETE invalidates');
