@@ -5,6 +5,8 @@
 BENCH_BIN=/usr/lib/postgresql/15/bin
 BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench}
 BENCH_PORT=${BENCH_PORT:-55470}
+# Libraries to preload; pg_stat_statements is also created when listed.
+BENCH_PRELOAD=${BENCH_PRELOAD:-pg_memo, pg_stat_statements}
 
 as_pg() { runuser -u postgres -- "$@"; }
 bench_psql() { as_pg "$BENCH_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$BENCH_DIR" -p "$BENCH_PORT" -d postgres "$@"; }
@@ -23,13 +25,14 @@ bench_start() {
     echo "max_connections = 300"
     echo "shared_buffers = '1GB'"
     echo "jit = off"
-    echo "shared_preload_libraries = 'pg_memo, pg_stat_statements'"
-    echo "pg_stat_statements.track = all"
+    echo "shared_preload_libraries = '$BENCH_PRELOAD'"
+    [[ $BENCH_PRELOAD == *pg_stat_statements* ]] && echo "pg_stat_statements.track = all"
     echo "autovacuum = off"
     for line in "$@"; do echo "$line"; done
   } >>"$BENCH_DIR/data/postgresql.conf"
   as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w start >/dev/null
-  bench_psql -c 'CREATE EXTENSION pg_memo' -c 'CREATE EXTENSION pg_stat_statements'
+  bench_psql -c 'CREATE EXTENSION pg_memo'
+  if [[ $BENCH_PRELOAD == *pg_stat_statements* ]]; then bench_psql -c 'CREATE EXTENSION pg_stat_statements'; fi
 }
 
 # The 400,000-row table both generic benchmarks read, watched.
@@ -63,6 +66,12 @@ latency_percentiles() {
       printf "%.1f %.1f %.1f %.1f\n", p50 / 1000, p95 / 1000, p99 / 1000, v[NR] / 1000
     }'
 }
+
+# Reading pgbench's output and summarising runs.
+median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+tps_of() { grep -oE 'tps = [0-9.]+ \(without' "$1" | grep -oE '[0-9.]+'; }
+latency_of() { grep -oE 'latency average = [0-9.]+' "$1" | grep -oE '[0-9.]+$'; }
+served_of() { grep -oE 'number of transactions actually processed: [0-9]+' "$1" | grep -oE '[0-9]+$'; }
 
 machine_description() {
   echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(. /etc/os-release; echo "$PRETTY_NAME"), $("$BENCH_BIN/postgres" --version)"

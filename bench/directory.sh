@@ -41,11 +41,6 @@ if [ ! -f "$("$BENCH_BIN/pg_config" --sharedir)/extension/pg_memo_directory.cont
   exit 1
 fi
 
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-# pgbench output fields
-tps_of() { grep -oE 'tps = [0-9.]+ \(without' "$1" | grep -oE '[0-9.]+'; }
-latency_of() { grep -oE 'latency average = [0-9.]+' "$1" | grep -oE '[0-9.]+$'; }
-served_of() { grep -oE 'number of transactions actually processed: [0-9]+' "$1" | grep -oE '[0-9]+$'; }
 # run_pgbench OUT SCRIPT CLIENTS SECONDS [more pgbench options...]
 run_pgbench() {
   local out=$1 script=$2 clients=$3 secs=$4 jobs=1

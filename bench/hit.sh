@@ -30,7 +30,6 @@ tps() {  # $1 = script
   bench_pgbench -n -M "$PROTOCOL" -c 8 -j 2 -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/$1" 2>&1 |
     grep -oE 'tps = [0-9.]+ \(without' | grep -oE '[0-9.]+'
 }
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 hits=() uncached=()
 for pair in $(seq 1 "$PAIRS"); do

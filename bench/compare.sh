@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# pg_memo's performance targets, measured side by side in one run on a
+# 500,000-employee directory (pg_memo_directory). Every comparison alternates
+# its two sides in pairs and reports medians. Prints Markdown.
+#
+#   1. hits against the physical limit: cached_list_employees(1) against a
+#      20-row table holding the same rows, and a memo.count hit against a
+#      one-row, one-column table (-M simple and -M prepared, -c 8 -j 2);
+#   2. against pgpool-II's query cache (bench/pgpool.sh), the same page and
+#      count sent through pgpool as plain SQL;
+#   3. the speed-up of the hot request over the uncached query;
+#   4. hit TPS from 1 to 128 clients;
+#   5. writers: single-row UPDATE and INSERT, and a 100,000-row UPDATE, on
+#      the same table watched and unwatched;
+#   6. memory: arena bytes per cached page against the raw size of its rows;
+#   7. the miss path: a miss that computes against the uncached query.
+# The stampede target (128 clients) is bench/directory.sh --clients 128.
+#
+#   bench/compare.sh [--pairs N] [--seconds S] [--rows N] [--skip-pgpool]
+# Needs root, pg_memo and pg_memo_directory installed (scripts/build.sh),
+# and for 2 the pgpool2 package. Takes about 12 minutes. Not run by CI.
+set -euo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_PORT=${BENCH_PORT:-55475}
+BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_compare}
+PGPOOL_PORT=${PGPOOL_PORT:-55476}
+# Only pg_memo: pg_stat_statements would add the same cost to both sides of
+# every comparison and flatter the ratios.
+BENCH_PRELOAD=pg_memo
+. "$SRC/bench/cluster.sh"
+. "$SRC/bench/pgpool.sh"
+PAIRS=3 SECONDS_PER_RUN=5 ROWS=500000 PGPOOL=yes
+while [ $# -gt 0 ]; do
+  case $1 in
+    --pairs) PAIRS=$2; shift 2 ;;
+    --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
+    --rows) ROWS=$2; shift 2 ;;
+    --skip-pgpool) PGPOOL=no; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ "$PGPOOL" = no ] || pgpool_require
+
+cleanup() { pgpool_stop; bench_stop; }
+bench_start
+trap cleanup EXIT
+O=$BENCH_DIR/out
+mkdir -p "$O" && chown postgres "$O"
+
+# --- Data ----------------------------------------------------------------------
+bench_psql -c 'CREATE EXTENSION pg_memo_directory' >/dev/null
+bench_psql -c "SELECT directory.directory_seed($ROWS)" -c 'ANALYZE directory.employees' >/dev/null
+# The physical limit: the hot page and its total as plain tables.
+bench_psql <<'SQL' >/dev/null
+CREATE TABLE page_snapshot AS SELECT * FROM directory.list_employees(1);
+CREATE TABLE count_snapshot AS SELECT count(*) AS n FROM directory.employees;
+-- The writers' table, watched and unwatched in turn.
+CREATE TABLE writes (id bigint PRIMARY KEY, n bigint NOT NULL, note text NOT NULL);
+INSERT INTO writes SELECT g, 0, md5(g::text) FROM generate_series(1, 100000) g;
+CREATE SEQUENCE writes_new_id START 1000001;
+VACUUM ANALYZE page_snapshot, count_snapshot, writes;
+SQL
+
+script() {  # NAME SQL...
+  local name=$1; shift
+  printf '%s\n' "$@" >"$BENCH_DIR/$name.sql"
+  chown postgres "$BENCH_DIR/$name.sql"
+}
+script cached 'SELECT * FROM directory.cached_list_employees(1);'
+# The same call with every argument written out: no defaults to expand.
+script cached_all_args "SELECT * FROM directory.cached_list_employees(1, 1, 20, 'full_name:' || 'asc', '{}');"
+script snapshot 'SELECT * FROM page_snapshot;'
+script memo_count "SELECT memo.count('bench.count', 'SELECT 1 FROM directory.employees', '{}');"
+script count_table 'SELECT n FROM count_snapshot;'
+script uncached 'SELECT * FROM directory.list_employees(1);'
+script update '\set id random(1, 100000)' 'UPDATE writes SET n = n + 1 WHERE id = :id;'
+script insert "INSERT INTO writes VALUES (nextval('writes_new_id'), 0, 'new');"
+# A miss every time: both sides pay the same invalidation first.
+script miss "SELECT memo.invalidate('directory.employees');" 'SELECT * FROM directory.cached_list_employees(1);'
+script miss_uncached "SELECT memo.invalidate('directory.employees');" 'SELECT * FROM directory.list_employees(1);'
+# The request as plain SQL for pgpool (which caches no function calls): the
+# builder's count and page queries with their parameters inlined.
+bench_psql -At >"$BENCH_DIR/pgpool_request.sql" <<'SQL'
+SELECT format('SELECT count(*) - 1 FROM (%s) AS c;', replace(q.count_sql, '$1::bigint', '1::bigint'))
+       || E'\n' ||
+       format('%s;', replace(replace(replace(replace(q.page_sql, '$4::bigint', (memo.count('employees.count', q.count_sql, q.count_params) - 1)::text || '::bigint'),
+                     '$3::bigint', '0::bigint'), '$2::bigint', '20::bigint'), '$1::bigint', '1::bigint'))
+  FROM directory.build_list_query(1, 1, 20, 'full_name:asc', '{}') AS q;
+SQL
+chown postgres "$BENCH_DIR/pgpool_request.sql"
+same=$(bench_psql -At -c "SELECT (SELECT array_agg(t::text) FROM directory.cached_list_employees(1) t)
+  = (SELECT array_agg(t::text) FROM page_snapshot t)")
+[ "$same" = t ] || { echo "page_snapshot does not hold cached_list_employees(1)'s rows" >&2; exit 1; }
+
+run() {  # OUT SCRIPT CLIENTS PROTOCOL [PGOPTIONS]
+  local out=$1 script=$2 clients=$3 protocol=$4 jobs=2
+  [ "$clients" -lt 2 ] && jobs=1
+  PGOPTIONS=${5:-} bench_pgbench -n -M "$protocol" -c "$clients" -j "$jobs" -T "$SECONDS_PER_RUN" \
+    -f "$BENCH_DIR/$script.sql" >"$O/$out" 2>&1 || { cat "$O/$out" >&2; return 1; }
+}
+warm() { bench_pgbench -n -t 1 -f "$BENCH_DIR/$1.sql" >/dev/null 2>&1; }
+
+# pair NAME A B CLIENTS PROTOCOL: PAIRS alternated runs of scripts A and B;
+# prints "| A | B | median TPS A | median TPS B | A/B | runs |".
+pair() {
+  local name=$1 a=$2 b=$3 clients=$4 protocol=$5 i first second ta=() tb=()
+  for i in $(seq 1 "$PAIRS"); do
+    if [ $((i % 2)) -eq 1 ]; then first=$a second=$b; else first=$b second=$a; fi
+    run "${name}_${first}_$i" "$first" "$clients" "$protocol"
+    run "${name}_${second}_$i" "$second" "$clients" "$protocol"
+    ta+=("$(tps_of "$O/${name}_${a}_$i")") tb+=("$(tps_of "$O/${name}_${b}_$i")")
+  done
+  local ma mb
+  ma=$(printf '%s\n' "${ta[@]}" | median) mb=$(printf '%s\n' "${tb[@]}" | median)
+  awk -v a="$a" -v b="$b" -v p="$protocol" -v ma="$ma" -v mb="$mb" -v ra="${ta[*]}" -v rb="${tb[*]}" 'BEGIN {
+    printf "| %s | %s | %s | %.0f | %.0f | **%.2f** | %s / %s |\n", p, a, b, ma, mb, ma / mb, ra, rb }'
+}
+
+echo "Machine: $(machine_description)"
+echo "Cluster: bench/cluster.sh: unix socket, shared_buffers 1GB, jit off, autovacuum off,"
+echo "shared_preload_libraries = pg_memo only, pg_memo defaults (cache_size 64MB, singleflight on)."
+echo "pgbench -T $SECONDS_PER_RUN per run, $PAIRS alternated pairs per comparison, medians; $ROWS employees."
+echo
+
+# --- 1 and 3. Hits against the physical limit, and the speed-up --------------
+warm cached; warm cached_all_args; warm memo_count
+echo "## 1. Hits against the physical limit (-c 8 -j 2)"
+echo
+echo '| protocol | A | B | TPS A | TPS B | A / B | runs A / runs B |'
+echo '|---|---|---|---|---|---|---|'
+for protocol in simple prepared; do
+  pair "limit_page_$protocol" cached snapshot 8 "$protocol"
+  pair "limit_page_args_$protocol" cached_all_args snapshot 8 "$protocol"
+  pair "limit_count_$protocol" memo_count count_table 8 "$protocol"
+done
+echo
+echo "## 3. Speed-up of the hot request over the uncached query (-c 8 -j 2, prepared)"
+echo
+run speedup_uncached uncached 8 prepared
+run speedup_cached cached 8 prepared
+awk -v u="$(tps_of "$O/speedup_uncached")" -v c="$(tps_of "$O/speedup_cached")" 'BEGIN {
+  printf "| uncached list_employees(1) | cached_list_employees(1) hit | speed-up |\n|---|---|---|\n"
+  printf "| %.1f TPS | %.0f TPS | **%.0fx** |\n\n", u, c, c / u }'
+
+# --- 2. pgpool-II's query cache -------------------------------------------------
+if [ "$PGPOOL" = yes ]; then
+  echo "## 2. pg_memo against pgpool-II's query cache (-c 8 -j 2)"
+  echo
+  echo "pgpool-II $("$PGPOOL_BIN" --version 2>&1 | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -1) (bench/pgpool.sh: raw mode, memqcache_method = shmem)"
+  echo "serves the page and its count as two plain statements, from its cache;"
+  echo "pg_memo serves one call of cached_list_employees(1), directly."
+  echo
+  pgpool_start "$PGPOOL_PORT" "$BENCH_DIR" "$BENCH_PORT" 8
+  pool_run() {  # OUT PROTOCOL
+    as_pg "$BENCH_BIN/pgbench" -h "$BENCH_DIR/pgpool" -p "$PGPOOL_PORT" -n -M "$2" -c 8 -j 2 -T "$SECONDS_PER_RUN" \
+      -f "$BENCH_DIR/pgpool_request.sql" postgres >"$O/$1" 2>&1 || { cat "$O/$1" >&2; return 1; }
+  }
+  echo '| protocol | pg_memo TPS | pgpool TPS | pg_memo / pgpool | pgpool cache hits / misses (SHOW pool_cache) | runs pg_memo / pgpool |'
+  echo '|---|---|---|---|---|---|'
+  for protocol in simple prepared; do
+    as_pg "$BENCH_BIN/pgbench" -h "$BENCH_DIR/pgpool" -p "$PGPOOL_PORT" -n -M "$protocol" -t 1 \
+      -f "$BENCH_DIR/pgpool_request.sql" postgres >/dev/null 2>&1   # warm pgpool's cache
+    read -r hits0 selects0 < <(pgpool_cache_stats)
+    tm=() tp=()
+    for i in $(seq 1 "$PAIRS"); do
+      if [ $((i % 2)) -eq 1 ]; then
+        run "pool_memo_${protocol}_$i" cached 8 "$protocol"; pool_run "pool_pgpool_${protocol}_$i" "$protocol"
+      else
+        pool_run "pool_pgpool_${protocol}_$i" "$protocol"; run "pool_memo_${protocol}_$i" cached 8 "$protocol"
+      fi
+      tm+=("$(tps_of "$O/pool_memo_${protocol}_$i")") tp+=("$(tps_of "$O/pool_pgpool_${protocol}_$i")")
+    done
+    read -r hits1 selects1 < <(pgpool_cache_stats)
+    awk -v p="$protocol" -v m="$(printf '%s\n' "${tm[@]}" | median)" -v q="$(printf '%s\n' "${tp[@]}" | median)" \
+        -v h=$((hits1 - hits0)) -v s=$((selects1 - selects0)) -v rm="${tm[*]}" -v rq="${tp[*]}" 'BEGIN {
+      printf "| %s | %.0f | %.0f | **%.2f** | %d / %d | %s / %s |\n", p, m, q, m / q, h, s, rm, rq }'
+  done
+  pgpool_stop
+  echo
+fi
+
+# --- 4. Concurrency -------------------------------------------------------------
+echo "## 4. Hit TPS by clients (prepared; -j 2, -j 1 for one client)"
+echo
+echo '| clients | cached_list_employees(1) hit TPS | page_snapshot TPS | hit / snapshot |'
+echo '|---|---|---|---|'
+for clients in 1 2 4 8 16 64 128; do
+  run "conc_cached_$clients" cached "$clients" prepared
+  run "conc_snapshot_$clients" snapshot "$clients" prepared
+  awk -v n="$clients" -v c="$(tps_of "$O/conc_cached_$clients")" -v s="$(tps_of "$O/conc_snapshot_$clients")" \
+    'BEGIN {printf "| %d | %.0f | %.0f | %.2f |\n", n, c, s, c / s}'
+done
+echo
+
+# --- 5. Writers -------------------------------------------------------------------
+# watched/unwatched: the same table, memo.watch and memo.unwatch in turn.
+echo "## 5. Writers on the same table, watched and unwatched (-c 8 -j 2)"
+echo
+echo '| protocol | statement | watched TPS | unwatched TPS | watched / unwatched | runs watched / unwatched |'
+echo '|---|---|---|---|---|---|'
+writer_pair() {  # STATEMENT PROTOCOL
+  local statement=$1 protocol=$2 i mode tw=() tu=()
+  for i in $(seq 1 "$PAIRS"); do
+    for mode in $([ $((i % 2)) -eq 1 ] && echo "watch unwatch" || echo "unwatch watch"); do
+      bench_psql -c "SELECT memo.$mode('writes')" -c 'VACUUM writes' >/dev/null
+      run "writer_${statement}_${protocol}_${mode}_$i" "$statement" 8 "$protocol"
+    done
+    tw+=("$(tps_of "$O/writer_${statement}_${protocol}_watch_$i")")
+    tu+=("$(tps_of "$O/writer_${statement}_${protocol}_unwatch_$i")")
+  done
+  awk -v p="$protocol" -v s="$statement" -v w="$(printf '%s\n' "${tw[@]}" | median)" -v u="$(printf '%s\n' "${tu[@]}" | median)" \
+      -v rw="${tw[*]}" -v ru="${tu[*]}" 'BEGIN {
+    printf "| %s | %s | %.0f | %.0f | **%.3f** | %s / %s |\n", p, s, w, u, w / u, rw, ru }'
+}
+for protocol in simple prepared; do
+  writer_pair update "$protocol"
+  writer_pair insert "$protocol"
+done
+echo
+# The 100,000-row UPDATE: server-side time of the statement alone, from
+# psql's \timing, after a VACUUM, alternated, medians.
+big_update_ms() {
+  bench_psql -c "SELECT memo.$1('writes')" -c 'VACUUM writes' >/dev/null
+  bench_psql -c '\timing on' -c 'UPDATE writes SET n = n + 1 WHERE id <= 100000' |
+    grep -oE 'Time: [0-9.]+' | grep -oE '[0-9.]+'
+}
+bw=() bu=()
+for i in $(seq 1 $((PAIRS + 2))); do
+  if [ $((i % 2)) -eq 1 ]; then bw+=("$(big_update_ms watch)"); bu+=("$(big_update_ms unwatch)")
+  else bu+=("$(big_update_ms unwatch)"); bw+=("$(big_update_ms watch)"); fi
+done
+awk -v w="$(printf '%s\n' "${bw[@]}" | median)" -v u="$(printf '%s\n' "${bu[@]}" | median)" -v rw="${bw[*]}" -v ru="${bu[*]}" 'BEGIN {
+  printf "| UPDATE of 100,000 rows | watched ms | unwatched ms | watched / unwatched | runs watched / unwatched |\n|---|---|---|---|---|\n"
+  printf "| median of %d | %.1f | %.1f | **%.3f** | %s / %s |\n\n", split(rw, x, " "), w, u, w / u, rw, ru }'
+
+# --- 6. Memory ------------------------------------------------------------------
+# 200 pages of the CEO's scope, each an entry of its own (plus one count).
+echo "## 6. Memory: arena bytes per cached page"
+echo
+bench_psql -c 'SELECT memo.reset()' >/dev/null
+read -r used0 < <(bench_psql -At -c 'SELECT used_bytes FROM memo.info')
+bench_psql -c 'SELECT count(*) FROM generate_series(1, 200) p, directory.cached_list_employees(1, p) t' >/dev/null
+read -r arena used entries < <(bench_psql -At -F' ' -c 'SELECT arena_bytes, used_bytes, entries FROM memo.info')
+# Raw: the rows' own size (pg_column_size of each row value) and the same
+# rows as the text a client receives, summed over the 200 pages.
+read -r raw_tuple raw_text < <(bench_psql -At -F' ' -c "SELECT sum(pg_column_size(t.*)), sum(octet_length(t::text))
+  FROM generate_series(1, 200) p, directory.list_employees(1, p) t")
+awk -v a="$arena" -v u0="$used0" -v u="$used" -v e="$entries" -v rt="$raw_tuple" -v rx="$raw_text" 'BEGIN {
+  per_page = (u - u0) / 200   # the one count entry is charged to the pages
+  printf "| entries | arena bytes used | bytes per page entry | raw row bytes per page (pg_column_size) | ratio | raw text bytes per page | pages the arena holds |\n"
+  printf "|---|---|---|---|---|---|---|\n"
+  printf "| %d | %d | %.0f | %.0f | **%.2f** | %.0f | %.0f (%d MB / %.0f B) |\n\n", e, u - u0, per_page, rt / 200, per_page / (rt / 200), rx / 200, a / per_page, a / 1048576, per_page }'
+
+# --- 7. The miss path -----------------------------------------------------------
+echo "## 7. The miss path (-c 1, prepared): invalidate, then the request"
+echo
+echo '| miss: cached_list_employees(1) ms | uncached: list_employees(1) ms | miss / uncached | runs miss / uncached |'
+echo '|---|---|---|---|'
+mm=() mu=()
+for i in $(seq 1 "$PAIRS"); do
+  if [ $((i % 2)) -eq 1 ]; then order="miss miss_uncached"; else order="miss_uncached miss"; fi
+  for s in $order; do SECONDS_PER_RUN=$((SECONDS_PER_RUN * 2)) run "path_${s}_$i" "$s" 1 prepared; done
+  mm+=("$(latency_of "$O/path_miss_$i")") mu+=("$(latency_of "$O/path_miss_uncached_$i")")
+done
+awk -v m="$(printf '%s\n' "${mm[@]}" | median)" -v u="$(printf '%s\n' "${mu[@]}" | median)" -v rm="${mm[*]}" -v ru="${mu[*]}" 'BEGIN {
+  printf "| %.2f | %.2f | **%.3f** | %s / %s |\n", m, u, m / u, rm, ru }'
+read -r computations misses < <(bench_psql -At -F' ' -c "SELECT sum(computations), sum(misses) FROM memo.stats WHERE cache_name LIKE 'employees.%'")
+echo
+echo "memo.stats after the run: employees.* computations $computations, misses $misses."
