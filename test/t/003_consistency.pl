@@ -82,7 +82,8 @@ note(MemoConsistency::report($n, $stats));
 
 is($n->{worker_failures}, 0, 'every writer and reader ran to the end');
 cmp_ok($n->{checked}, '>=', $reads, "at least $reads reads were checked");
-cmp_ok($n->{'reads.strict_ok'}, '>=', $reads / 2, 'most of them with every commit acknowledged (strict)');
+# Under load more reads find a commit not yet acknowledged (window class).
+cmp_ok($n->{'reads.strict_ok'}, '>=', $reads / 4, 'many of them with every commit acknowledged (strict)');
 is($n->{'reads.strict_mismatch'}, 0, 'no strict mismatch: every cached result was the truth');
 is($n->{'reads.window_mismatch'}, 0, 'no mismatch among reads made while a commit was unacknowledged');
 is($n->{'repeatable_read.mismatch'}, 0, 'REPEATABLE READ reads (cache bypassed) match their snapshot');
