@@ -79,7 +79,8 @@ my $fz_checksum = $node->safe_psql('postgres', $fz_checksum_sql);
 # postmaster itself restarts, so a session opened now and still there at the
 # end is the proof that no backend crashed.
 my $start_time = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
-my $sentinel = $node->background_psql('postgres');
+my $run_timeout = $PostgreSQL::Test::Utils::timeout_default * (3 + $inputs_wanted / 1000);
+my $sentinel = $node->background_psql('postgres', timeout => 2 * $run_timeout);
 my $sentinel_pid = $sentinel->query_safe('SELECT pg_backend_pid()');
 my $arena_baseline = $node->safe_psql('postgres', 'SELECT used_bytes FROM memo.info');
 
@@ -408,7 +409,7 @@ sub run_scripts {
         push @runs, IPC::Run::start(
             ['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres'), '-f', "$base.sql"],
             '>', "$base.out", '2>', '/dev/null',
-            IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default * (3 + $inputs_wanted / 1000)));
+            IPC::Run::timeout($run_timeout));
     }
     $_->finish for @runs;
     return map { slurp_file($_) } @outfiles;
