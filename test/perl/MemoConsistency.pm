@@ -577,7 +577,7 @@ sub run {
         while (%$set) {
             my $pid = waitpid(-1, 0);
             last if $pid < 0;
-            $failed{$pid} = $? if $?;
+            $failed{$pid} = $? if $? && (exists $readers{$pid} || exists $writers{$pid});
             delete $readers{$pid};
             delete $writers{$pid};
         }
