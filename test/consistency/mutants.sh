@@ -8,6 +8,8 @@
 #
 #   test/consistency/mutants.sh [READS]      # as root; default 20000 reads each
 #
+# It builds the checkout's HEAD commit (uncommitted changes are left out).
+#
 # The mutants (each a one-line change the docs explain is wrong):
 #   snapshot_first   generations read after the query's snapshot
 #                    (docs/consistency.md, "Generations before the snapshot")
@@ -42,7 +44,12 @@ mutate() {  # file, perl expression
 run_one() {  # name, mutation function
   local name=$1 tree="$WORK/$1"
   mkdir -p "$tree"
-  tar -C "$SRC" --exclude=./.git --exclude=./build --exclude='./tmp_check*' -cf - . | tar -C "$tree" -xf -
+  # The committed code (reproducible figures); a tree without git as it is.
+  if git -C "$SRC" rev-parse HEAD >/dev/null 2>&1; then
+    git -C "$SRC" archive HEAD | tar -C "$tree" -xf -
+  else
+    tar -C "$SRC" --exclude=./build --exclude='./tmp_check*' -cf - . | tar -C "$tree" -xf -
+  fi
   "$2" "$tree"
   make -C "$tree" clean >/dev/null 2>&1 || true
   make -C "$tree" -j2 >"$tree/build.log" 2>&1
