@@ -108,8 +108,19 @@ void publish(FlightState state, uint64_t entry, int error_code, const char *mess
     ConditionVariableBroadcast(flight_cv(s));
 }
 
+// A pin the leader's double-check holds before any flight slot records it.
+// Dropped on error, and at exit: a FATAL (pg_terminate_backend during the
+// privilege re-check) skips PG_CATCH.
+uint64_t unrecorded_pin = 0;
+
+void drop_unrecorded_pin() {
+    if (unrecorded_pin) shared_state().store.unpin(unrecorded_pin);
+    unrecorded_pin = 0;
+}
+
 void exit_callback(int, Datum) {
     LWLockReleaseAll();  // a FATAL exit may come before the transaction abort
+    drop_unrecorded_pin();
     flights_cleanup();
 }
 
@@ -164,6 +175,7 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     uint64_t pinned = 0;
     if (sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, &pinned) == LookupStatus::Hit) {
         // The check can raise (a relation gone): the pin must not leak.
+        unrecorded_pin = pinned;
         bool allowed = false;
         PG_TRY();
         {
@@ -171,18 +183,19 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         }
         PG_CATCH();
         {
-            sh.store.unpin(pinned);
+            drop_unrecorded_pin();
             PG_RE_THROW();
         }
         PG_END_TRY();
         if (allowed) {
+            unrecorded_pin = 0;  // the flight slot holds it from here
             sh.stats.add(stats_slot, kDoubleCheckHits);
             sh.stats.add(stats_slot, kHits);
             publish(FlightState::Done, pinned, 0, nullptr);
             leave_flight();
             return Result{sink.payload, sink.payload_len};
         }
-        sh.store.unpin(pinned);
+        drop_unrecorded_pin();
     }
 
     MemoryContext caller_ctx = CurrentMemoryContext;
