@@ -141,7 +141,9 @@ $$;
 
 -- One row of a listing, as both list functions return it. The page query
 -- selects exactly these columns, total_count included, so that a cached page
--- is returned as stored, without a projection.
+-- is returned as stored, without a projection. (A named row type rather than
+-- RETURNS TABLE: the executor takes it from the type cache, instead of
+-- building it from the function's OUT arguments on every call.)
 CREATE TYPE directory.employee_row AS (
     id           bigint,
     full_name    text,
@@ -185,8 +187,7 @@ COMMENT ON FUNCTION directory.build_list_query(bigint, integer, integer, text, j
 CREATE FUNCTION directory.list_employees(
     scope_root bigint, page integer DEFAULT 1, page_size integer DEFAULT 20,
     sort text DEFAULT 'full_name:asc', filters jsonb DEFAULT '{}')
-RETURNS TABLE (id bigint, full_name text, title text, department text, location text,
-               manager_id bigint, org_depth integer, sub_org_size bigint, total_count bigint)
+RETURNS SETOF directory.employee_row
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
@@ -218,8 +219,7 @@ COMMENT ON FUNCTION directory.list_employees(bigint, integer, integer, text, jso
 CREATE FUNCTION directory.cached_list_employees(
     scope_root bigint, page integer DEFAULT 1, page_size integer DEFAULT 20,
     sort text DEFAULT 'full_name:asc', filters jsonb DEFAULT '{}')
-RETURNS TABLE (id bigint, full_name text, title text, department text, location text,
-               manager_id bigint, org_depth integer, sub_org_size bigint, total_count bigint)
+RETURNS SETOF directory.employee_row
 LANGUAGE c VOLATILE
 AS 'MODULE_PATHNAME', 'directory_cached_list_employees';
 
