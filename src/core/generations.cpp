@@ -7,13 +7,17 @@
 namespace pgmemo {
 
 Generations Generations::initialize(void *counters) noexcept {
-    auto *slots = static_cast<std::atomic<uint64_t> *>(counters);
-    for (uint32_t i = 0; i < kSlots; i++) new (&slots[i]) std::atomic<uint64_t>(1);
-    return Generations(slots);
+    Generations g = attach(counters);
+    for (uint32_t i = 0; i < kSlots; i++) {
+        new (&g.counters_[i]) std::atomic<uint64_t>(1);
+        new (&g.pending_[i]) std::atomic<uint32_t>(0);
+    }
+    return g;
 }
 
 Generations Generations::attach(void *counters) noexcept {
-    return Generations(static_cast<std::atomic<uint64_t> *>(counters));
+    auto *slots = static_cast<std::atomic<uint64_t> *>(counters);
+    return Generations(slots, reinterpret_cast<std::atomic<uint32_t> *>(slots + kSlots));
 }
 
 uint32_t Generations::slot_of(uint32_t dbid, GenerationKind kind, uint32_t oid) noexcept {

@@ -6,6 +6,11 @@
 // entry remembers the counters it read before its snapshot and is valid only
 // while they are unchanged (docs/consistency.md).
 //
+// A commit is visible to other snapshots before its callback can bump the
+// counter. So a committing transaction first raises the slot's "commits in
+// progress" count (before it becomes visible) and lowers it after the bump:
+// while it is raised, no entry depending on the slot counts as current.
+//
 // Two objects may share a counter. That only makes one's writes invalidate
 // the other's entries too: over-invalidation is safe, under-invalidation is
 // not, and a fixed array needs no locks, no allocation and no capacity limit.
@@ -34,7 +39,9 @@ class Generations {
 public:
     static constexpr uint32_t kSlots = 1u << 16;
 
-    static size_t shared_size() noexcept { return sizeof(std::atomic<uint64_t>) * kSlots; }
+    static size_t shared_size() noexcept {
+        return (sizeof(std::atomic<uint64_t>) + sizeof(std::atomic<uint32_t>)) * kSlots;
+    }
 
     // counters points at shared_size() bytes; initialize once, attach often.
     static Generations initialize(void *counters) noexcept;
@@ -47,16 +54,27 @@ public:
     }
     void bump(uint32_t slot) noexcept { counters_[slot].fetch_add(1, std::memory_order_seq_cst); }
 
-    // True when every stamp still matches its counter.
+    // Before the commit is visible, and after its bump (or its abort).
+    void begin_commit(uint32_t slot) noexcept { pending_[slot].fetch_add(1, std::memory_order_seq_cst); }
+    void end_commit(uint32_t slot) noexcept { pending_[slot].fetch_sub(1, std::memory_order_seq_cst); }
+    bool commit_pending(uint32_t slot) const noexcept {
+        return pending_[slot].load(std::memory_order_seq_cst) != 0;
+    }
+
+    // True when no commit on a stamp's slot is in progress and every stamp
+    // still matches its counter. The pending count is read first: seeing it
+    // at zero after a commit's begin means its bump is already visible.
     bool all_current(const DepStamp *deps, uint32_t ndeps) const noexcept {
         for (uint32_t i = 0; i < ndeps; i++)
-            if (read(deps[i].slot) != deps[i].generation) return false;
+            if (commit_pending(deps[i].slot) || read(deps[i].slot) != deps[i].generation) return false;
         return true;
     }
 
 private:
-    explicit Generations(std::atomic<uint64_t> *counters) : counters_(counters) {}
+    Generations(std::atomic<uint64_t> *counters, std::atomic<uint32_t> *pending)
+        : counters_(counters), pending_(pending) {}
     std::atomic<uint64_t> *counters_;
+    std::atomic<uint32_t> *pending_;
 };
 
 // A backend's own set of counters its transaction has written. Held in memory

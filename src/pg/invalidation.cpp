@@ -14,6 +14,9 @@
 //     triggers: in an apply worker, every transaction marks the relations of
 //     its subscription at pre-commit. (A row trigger would cost every
 //     ordinary writer a tuple fetch per row.)
+//   - At pre-commit the marked counters are announced as committing, before
+//     the commit is visible; until the bump lowers that again, no entry
+//     depending on them is served (Generations::all_current).
 //   - XACT_EVENT_COMMIT runs after the commit is visible to new snapshots:
 //     it bumps every marked counter. It only does atomic increments.
 //   - Abort forgets the marks: rolled-back writes never happened.
@@ -63,6 +66,7 @@ bool dropped_watched = false;      // one of pg_memo's triggers was dropped
 bool changed_routines = false;     // a function or operator was created or changed
 bool dropped_type = false;         // a standalone type was dropped
 bool changed_names_now = false;    // a relation or type was created, renamed or moved
+uint32_t pending_count = 0;        // written_slots[0..n) whose commit is announced
 
 // Objects whose creation, renaming or move can change what a name means,
 // resolved at pre-commit when the catalogs show them (TopTransactionContext).
@@ -70,6 +74,22 @@ List *renamed_relations = NIL;
 List *created_types = NIL;
 
 object_access_hook_type prev_object_access_hook = nullptr;
+
+// Announces the commit on every marked counter before it becomes visible
+// (see Generations): until the bump, no entry depending on them is current.
+void begin_commit() {
+    Shared &sh = shared_state();
+    for (uint32_t i = pending_count; i < written_count; i++) sh.gens.begin_commit(written_slots[i]);
+    pending_count = written_count;
+}
+
+// After the bump, or when the transaction aborts instead. Atomics only.
+void end_commit() {
+    if (pending_count == 0) return;
+    Shared &sh = shared_state();
+    for (uint32_t i = 0; i < pending_count; i++) sh.gens.end_commit(written_slots[i]);
+    pending_count = 0;
+}
 
 void forget_transaction() {
     written_count = 0;
@@ -175,6 +195,7 @@ void memo_xact_callback(XactEvent event, void *) {
             // VACUUM's in-place statistics updates.
             if (TransactionIdIsValid(GetTopTransactionIdIfAny())) mark_catalog_changes(nullptr);
             mark_subscription_relations();
+            if (written_count > 0) begin_commit();
             break;
         case XACT_EVENT_PRE_PREPARE: {
             // Marks are bumped at PREPARE. That is safe only for DDL whose
@@ -201,6 +222,7 @@ void memo_xact_callback(XactEvent event, void *) {
             if (written_count > 0) {
                 Shared &sh = shared_state();
                 for (uint32_t i = 0; i < written_count; i++) sh.gens.bump(written_slots[i]);
+                end_commit();
                 // A dropped table's entries can never be hit again: give
                 // their memory back now rather than when eviction finds them.
                 if (dropped_relation) sh.store.remove_stale();
@@ -209,6 +231,7 @@ void memo_xact_callback(XactEvent event, void *) {
             break;
         case XACT_EVENT_ABORT:
         case XACT_EVENT_PARALLEL_ABORT:
+            end_commit();  // a failure between pre-commit and commit
             forget_transaction();
             flights_cleanup();  // normally done already by the flight's own PG_CATCH
             break;

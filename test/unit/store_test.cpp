@@ -66,6 +66,31 @@ TEST(Store, GenerationBumpMakesEntryStale) {
     EXPECT_EQ(lookup(t, 9, "q"), LookupStatus::Miss);
 }
 
+// Between a commit becoming visible and its bump, the entry must not be
+// served: the committing transaction announced the slot before that.
+TEST(Store, CommitInProgressHidesTheEntry) {
+    TestStore t(1 << 20);
+    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 16385);
+    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
+    t.store.insert(parts(7, "q", "v", deps), kNoLimit);
+    EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Hit);
+    t.gens.begin_commit(slot);
+    EXPECT_NE(lookup(t, 7, "q"), LookupStatus::Hit) << "announced, not yet bumped";
+    t.gens.bump(slot);
+    t.gens.end_commit(slot);
+    EXPECT_FALSE(t.gens.commit_pending(slot));
+    EXPECT_NE(lookup(t, 7, "q"), LookupStatus::Hit) << "bumped: stale for good";
+
+    // A commit that aborts after announcing: entries stored meanwhile
+    // become current again once it is withdrawn.
+    std::vector<DepStamp> fresh = {{slot, 0, t.gens.read(slot)}};
+    t.store.insert(parts(8, "r", "w", fresh), kNoLimit);
+    t.gens.begin_commit(slot);
+    EXPECT_NE(lookup(t, 8, "r"), LookupStatus::Hit);
+    t.gens.end_commit(slot);
+    EXPECT_EQ(lookup(t, 8, "r"), LookupStatus::Hit);
+}
+
 TEST(Store, OwnWritesBypassTheEntry) {
     TestStore t(1 << 20);
     uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 500);
