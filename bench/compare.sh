@@ -10,8 +10,8 @@
 #      count sent through pgpool as plain SQL;
 #   3. the speed-up of the hot request over the uncached query;
 #   4. hit TPS from 1 to 128 clients;
-#   5. writers: single-row UPDATE and INSERT, and a 100,000-row UPDATE, on
-#      the same table watched and unwatched;
+#   5. writers: single-row UPDATE and INSERT on the same table watched and
+#      unwatched (the 100,000-row UPDATE is bench/big_update.sh);
 #   6. memory: arena bytes per cached page against the raw size of its rows;
 #   7. the miss path: a miss that computes against the uncached query.
 # The stampede target (128 clients) is bench/directory.sh --clients 128.
@@ -217,21 +217,7 @@ for protocol in simple prepared; do
   writer_pair insert "$protocol"
 done
 echo
-# The 100,000-row UPDATE: server-side time of the statement alone, from
-# psql's \timing, after a VACUUM, alternated, medians.
-big_update_ms() {
-  bench_psql -c "SELECT memo.$1('writes')" -c 'VACUUM writes' >/dev/null
-  bench_psql -c '\timing on' -c 'UPDATE writes SET n = n + 1 WHERE id <= 100000' |
-    grep -oE 'Time: [0-9.]+' | grep -oE '[0-9.]+'
-}
-bw=() bu=()
-for i in $(seq 1 $((PAIRS + 2))); do
-  if [ $((i % 2)) -eq 1 ]; then bw+=("$(big_update_ms watch)"); bu+=("$(big_update_ms unwatch)")
-  else bu+=("$(big_update_ms unwatch)"); bw+=("$(big_update_ms watch)"); fi
-done
-awk -v w="$(printf '%s\n' "${bw[@]}" | median)" -v u="$(printf '%s\n' "${bu[@]}" | median)" -v rw="${bw[*]}" -v ru="${bu[*]}" 'BEGIN {
-  printf "| UPDATE of 100,000 rows | watched ms | unwatched ms | watched / unwatched | runs watched / unwatched |\n|---|---|---|---|---|\n"
-  printf "| median of %d | %.1f | %.1f | **%.3f** | %s / %s |\n\n", split(rw, x, " "), w, u, w / u, rw, ru }'
+# The 100,000-row UPDATE: bench/big_update.sh.
 
 # --- 6. Memory ------------------------------------------------------------------
 # 200 pages of the CEO's scope, each an entry of its own (plus one count).
