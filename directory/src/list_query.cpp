@@ -14,6 +14,7 @@ extern "C" {
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 #include "utils/varlena.h"
 
 PG_FUNCTION_INFO_V1(directory_build_list_query);
@@ -37,15 +38,19 @@ constexpr int kNameFilter = 3;
     pg_unreachable();
 }
 
-// "e.<key> asc, e.id asc" for a valid "key:asc" or "key:desc"; an error
-// naming the key or the direction otherwise.
-const char *order_by_clause(const char *sort) {
+constexpr int kSorts = 2 * int(lengthof(kSortKeys));  // every key, asc and desc
+constexpr int kFilterSets = 1 << lengthof(kFilterKeys);
+
+// 2 * key index + (desc ? 1 : 0) for a valid "key:asc" or "key:desc"; an
+// error naming the key or the direction otherwise.
+int sort_index(const char *sort) {
     const char *colon = strchr(sort, ':');
     size_t key_len = colon ? size_t(colon - sort) : strlen(sort);
-    for (const char *key : kSortKeys) {
+    for (int k = 0; k < int(lengthof(kSortKeys)); k++) {
+        const char *key = kSortKeys[k];
         if (strlen(key) != key_len || strncmp(sort, key, key_len) != 0) continue;
-        if (colon && (strcmp(colon + 1, "asc") == 0 || strcmp(colon + 1, "desc") == 0))
-            return psprintf("e.%s %s, e.id %s", key, colon + 1, colon + 1);
+        if (colon && strcmp(colon + 1, "asc") == 0) return 2 * k;
+        if (colon && strcmp(colon + 1, "desc") == 0) return 2 * k + 1;
         invalid(psprintf("invalid sort direction in \"%s\"", sort),
                 "sort is key:direction with direction asc or desc.");
     }
@@ -111,6 +116,44 @@ char *like_prefix_pattern(const char *prefix, int len) {
     return s.data;
 }
 
+// The two query texts depend only on the sort and on which filter keys are
+// present: built once per backend for each combination, not on every call.
+struct QueryTexts {
+    const char *count_sql;
+    const char *page_sql;
+};
+QueryTexts query_texts[kSorts][kFilterSets];
+
+const QueryTexts &texts_for(int sort, unsigned filter_set) {
+    QueryTexts &t = query_texts[sort][filter_set];
+    if (t.page_sql) return t;
+    MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+    StringInfoData predicate;
+    initStringInfo(&predicate);
+    appendStringInfoString(&predicate, "e.path @> ARRAY[$1::bigint]");
+    int n = 1;
+    for (int f = 0; f < int(lengthof(kFilterKeys)); f++) {
+        if (!(filter_set & (1u << f))) continue;
+        n++;
+        if (f == kNameFilter)
+            appendStringInfo(&predicate, " AND e.full_name LIKE $%d::text", n);
+        else
+            appendStringInfo(&predicate, " AND e.%s = $%d::text", kFilterKeys[f], n);
+    }
+    const char *key = kSortKeys[sort / 2], *dir = sort % 2 ? "desc" : "asc";
+    t.count_sql = psprintf("SELECT 1 FROM directory.employees e WHERE %s"
+                           " UNION ALL SELECT 1 FROM directory.employees e WHERE e.id = $1::bigint",
+                           predicate.data);
+    t.page_sql = psprintf("SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id,"
+                          " e.org_depth, e.sub_org_size, $%d::bigint AS total_count"
+                          " FROM directory.employees e WHERE %s ORDER BY e.%s %s, e.id %s"
+                          " LIMIT $%d::bigint OFFSET $%d::bigint",
+                          n + 3, predicate.data, key, dir, dir, n + 1, n + 2);
+    pfree(predicate.data);
+    MemoryContextSwitchTo(old);
+    return t;
+}
+
 ArrayType *text_array(const Datum *values, int n) {
     return construct_array(const_cast<Datum *>(values), n, TEXTOID, -1, false, TYPALIGN_INT);
 }
@@ -130,40 +173,29 @@ void build_list_query(FunctionCallInfo fcinfo, ListQuery *out) {
     if (page < 1) invalid(psprintf("page must be at least 1, got %d", page));
     if (page_size < 1 || page_size > kMaxPageSize)
         invalid(psprintf("page_size must be between 1 and %d, got %d", kMaxPageSize, page_size));
-    const char *order_by = order_by_clause(sort);
+    int sort_idx = sort_index(sort);
     check_filter_keys(filters);
 
     Datum *params = out->page_values;
     int n = 0;
     params[n++] = CStringGetTextDatum(psprintf(INT64_FORMAT, scope_root));
-    StringInfoData predicate;
-    initStringInfo(&predicate);
-    appendStringInfoString(&predicate, "e.path @> ARRAY[$1::bigint]");
+    unsigned filter_set = 0;
     for (int f = 0; f < int(lengthof(kFilterKeys)); f++) {
         JsonbValue value;
         const char *key = kFilterKeys[f];
         if (!getKeyJsonValueFromContainer(&filters->root, key, int(strlen(key)), &value)) continue;
         if (value.type != jbvString)
             invalid(psprintf("filter \"%s\" must be a JSON string, got a JSON %s", key, json_type_name(value)));
-        n++;
-        if (f == kNameFilter) {
-            params[n - 1] = CStringGetTextDatum(like_prefix_pattern(value.val.string.val, value.val.string.len));
-            appendStringInfo(&predicate, " AND e.full_name LIKE $%d::text", n);
-        } else {
-            params[n - 1] = PointerGetDatum(cstring_to_text_with_len(value.val.string.val, value.val.string.len));
-            appendStringInfo(&predicate, " AND e.%s = $%d::text", key, n);
-        }
+        filter_set |= 1u << f;
+        params[n++] = f == kNameFilter
+                          ? CStringGetTextDatum(like_prefix_pattern(value.val.string.val, value.val.string.len))
+                          : PointerGetDatum(cstring_to_text_with_len(value.val.string.val, value.val.string.len));
     }
 
-    out->count_sql = psprintf("SELECT 1 FROM directory.employees e WHERE %s"
-                              " UNION ALL SELECT 1 FROM directory.employees e WHERE e.id = $1::bigint",
-                              predicate.data);
+    const QueryTexts &texts = texts_for(sort_idx, filter_set);
+    out->count_sql = texts.count_sql;
     out->count_params = text_array(params, n);
-    out->page_sql = psprintf("SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id,"
-                             " e.org_depth, e.sub_org_size, $%d::bigint AS total_count"
-                             " FROM directory.employees e WHERE %s ORDER BY %s"
-                             " LIMIT $%d::bigint OFFSET $%d::bigint",
-                             n + 3, predicate.data, order_by, n + 1, n + 2);
+    out->page_sql = texts.page_sql;
     params[n++] = CStringGetTextDatum(psprintf("%d", page_size));
     params[n++] = CStringGetTextDatum(psprintf(INT64_FORMAT, int64(page - 1) * page_size));
     out->page_params = text_array(params, n);

@@ -13,9 +13,9 @@ extern "C" {
 namespace directory {
 
 struct ListQuery {
-    char *count_sql;        // rows in scope and filters, plus a sentinel row for the scope root
+    const char *count_sql;  // rows in scope and filters, plus a sentinel row for the scope root
     ArrayType *count_params;  // the scope, then the filter values
-    char *page_sql;         // one page; its last parameter is the total
+    const char *page_sql;   // one page; its last parameter is the total
     ArrayType *page_params;   // count_params, page_size, offset (the total is appended by the caller)
     Datum page_values[8];     // page_params' elements, for appending the total
     int npage_values;
