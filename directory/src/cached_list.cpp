@@ -90,8 +90,8 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("scope_root " INT64_FORMAT " is not an employee", PG_GETARG_INT64(0))));
 
-    q.page_values[q.npage_values] = CStringGetTextDatum(psprintf(INT64_FORMAT, total));
-    ArrayType *page_params = construct_array(q.page_values, q.npage_values + 1, TEXTOID, -1, false, TYPALIGN_INT);
+    q.page_values[q.npage_values] = int64_text(total);
+    ArrayType *page_params = text_array(q.page_values, q.npage_values + 1);
 
     // memo.list_as(NULL::directory.employee_row, ...) into our result set:
     // its rows are ours, column for column (the row type it is given is

@@ -154,11 +154,17 @@ const QueryTexts &texts_for(int sort, unsigned filter_set) {
     return t;
 }
 
+}  // namespace
+
 ArrayType *text_array(const Datum *values, int n) {
     return construct_array(const_cast<Datum *>(values), n, TEXTOID, -1, false, TYPALIGN_INT);
 }
 
-}  // namespace
+Datum int64_text(int64 value) {
+    char digits[MAXINT8LEN + 1];
+    int len = pg_lltoa(value, digits);
+    return PointerGetDatum(cstring_to_text_with_len(digits, len));
+}
 
 void build_list_query(FunctionCallInfo fcinfo, ListQuery *out) {
     static const char *const kArgNames[] = {"scope_root", "page", "page_size", "sort", "filters"};
@@ -178,7 +184,7 @@ void build_list_query(FunctionCallInfo fcinfo, ListQuery *out) {
 
     Datum *params = out->page_values;
     int n = 0;
-    params[n++] = CStringGetTextDatum(psprintf(INT64_FORMAT, scope_root));
+    params[n++] = int64_text(scope_root);
     unsigned filter_set = 0;
     for (int f = 0; f < int(lengthof(kFilterKeys)); f++) {
         JsonbValue value;
@@ -196,9 +202,8 @@ void build_list_query(FunctionCallInfo fcinfo, ListQuery *out) {
     out->count_sql = texts.count_sql;
     out->count_params = text_array(params, n);
     out->page_sql = texts.page_sql;
-    params[n++] = CStringGetTextDatum(psprintf("%d", page_size));
-    params[n++] = CStringGetTextDatum(psprintf(INT64_FORMAT, int64(page - 1) * page_size));
-    out->page_params = text_array(params, n);
+    params[n++] = int64_text(page_size);
+    params[n++] = int64_text(int64(page - 1) * page_size);
     out->npage_values = n;
 }
 
@@ -212,7 +217,7 @@ Datum directory_build_list_query(PG_FUNCTION_ARGS) {
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "directory.build_list_query must return a composite type");
     Datum values[4] = {CStringGetTextDatum(q.count_sql), PointerGetDatum(q.count_params),
-                       CStringGetTextDatum(q.page_sql), PointerGetDatum(q.page_params)};
+                       CStringGetTextDatum(q.page_sql), PointerGetDatum(directory::text_array(q.page_values, q.npage_values))};
     bool nulls[4] = {false, false, false, false};
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -16,14 +16,17 @@ struct ListQuery {
     const char *count_sql;  // rows in scope and filters, plus a sentinel row for the scope root
     ArrayType *count_params;  // the scope, then the filter values
     const char *page_sql;   // one page; its last parameter is the total
-    ArrayType *page_params;   // count_params, page_size, offset (the total is appended by the caller)
-    Datum page_values[8];     // page_params' elements, for appending the total
-    int npage_values;
+    Datum page_values[8];     // the page's parameters but the total: count_params' elements,
+    int npage_values;         // page_size and offset (the caller appends the total)
 };
 
 // Reads the five list arguments from fcinfo (positions 0..4), raises 22023
 // for anything invalid, and builds the queries. palloc'd in the current
 // memory context.
 void build_list_query(FunctionCallInfo fcinfo, ListQuery *out);
+
+// A text[] of n text Datums, and an integer as a text Datum (parameters).
+ArrayType *text_array(const Datum *values, int n);
+Datum int64_text(int64 value);
 
 }  // namespace directory
