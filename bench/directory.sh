@@ -14,8 +14,8 @@
 #   bench/directory.sh [--pairs N] [--seconds S] [--clients C] [--write-every W]
 #                      [--hit-pairs N] [--hit-seconds S] [--rows N]
 # Needs root, and pg_memo and pg_memo_directory installed (scripts/build.sh).
-# Takes about 5 minutes with the defaults (seed, 2 min of pgbench for 1 and 2,
-# then 2 * pairs * seconds for 3).
+# Takes about 5 minutes with the defaults (seed, about 70 s of pgbench for 1
+# and 2, then 2 * pairs * seconds for 3).
 # Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

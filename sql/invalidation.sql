@@ -105,7 +105,7 @@ SELECT memo.count('txn.count', 'SELECT * FROM txn');
 DELETE FROM acct WHERE id = 1;
 SELECT memo.count('txn.count', 'SELECT * FROM txn');
 
--- session_replication_role = replica: the triggers fire ALWAYS, and memo
+-- session_replication_role = replica: the trigger fires ALWAYS, and memo
 -- calls in replica mode (logical replication apply) bypass the cache
 SELECT bypasses AS bypasses_before FROM counters('acct.total') \gset
 SET session_replication_role = replica;

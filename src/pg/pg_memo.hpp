@@ -107,7 +107,7 @@ void read_generations(Analysis *analysis);
 // own error or pg_memo's refusal).
 bool privileges_still_hold(const char *meta, uint32_t meta_len);
 
-// Whether this pg_trigger row is one of pg_memo's two triggers.
+// Whether this pg_trigger row is pg_memo's trigger.
 bool is_pg_memo_trigger(Oid trigger_oid);
 
 // Whether rel carries pg_memo's trigger, and in which state.
