@@ -109,8 +109,8 @@ void publish(FlightState state, uint64_t entry, int error_code, const char *mess
 }
 
 // A pin the leader's double-check holds before any flight slot records it.
-// Dropped on error, and at exit: a FATAL (pg_terminate_backend during the
-// privilege re-check) skips PG_CATCH.
+// flights_cleanup drops it: on error, and at exit (a FATAL, such as
+// pg_terminate_backend during the privilege re-check, skips PG_CATCH).
 uint64_t unrecorded_pin = 0;
 
 void drop_unrecorded_pin() {
@@ -120,7 +120,6 @@ void drop_unrecorded_pin() {
 
 void exit_callback(int, Datum) {
     LWLockReleaseAll();  // a FATAL exit may come before the transaction abort
-    drop_unrecorded_pin();
     flights_cleanup();
 }
 
@@ -174,7 +173,8 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     CopyOutSink sink;
     uint64_t pinned = 0;
     if (sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, &pinned) == LookupStatus::Hit) {
-        // The check can raise (a relation gone): the pin must not leak.
+        // The check can raise (a relation gone): neither the pin nor the
+        // flight may outlive it, even when a savepoint catches the error.
         unrecorded_pin = pinned;
         bool allowed = false;
         PG_TRY();
@@ -183,7 +183,7 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         }
         PG_CATCH();
         {
-            drop_unrecorded_pin();
+            flights_cleanup();
             PG_RE_THROW();
         }
         PG_END_TRY();
@@ -273,6 +273,7 @@ bool flight_allowed(const Encoded &key) {
 }
 
 void flights_cleanup() {
+    drop_unrecorded_pin();
     if (current.slot < 0) return;
     ConditionVariableCancelSleep();
     if (current.leading) publish(FlightState::Abandoned, 0, 0, nullptr);
@@ -351,7 +352,18 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         if (state == FlightState::Done && entry) {
             CopyOutSink sink;
             LookupStatus got = sh.store.read_pinned(entry, sink);
-            if (got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
+            bool allowed = false;
+            PG_TRY();  // the check can raise: leave the flight, as on a cancel
+            {
+                allowed = got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len);
+            }
+            PG_CATCH();
+            {
+                flights_cleanup();
+                PG_RE_THROW();
+            }
+            PG_END_TRY();
+            if (allowed) {
                 sh.stats.add(stats_slot, kMisses);
                 sh.stats.add(stats_slot, kShared);
                 leave_flight();
