@@ -31,8 +31,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+trap bench_stop EXIT  # set first: bench_start may fail after the cluster is up
 bench_start
-trap bench_stop EXIT
 for table in writes writes_unlogged; do
   unlogged=$([ $table = writes_unlogged ] && echo UNLOGGED || true)
   bench_psql -c "CREATE $unlogged TABLE $table (id bigint PRIMARY KEY, n bigint NOT NULL, note text NOT NULL) WITH (fillfactor = 50)" \

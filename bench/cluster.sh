@@ -68,7 +68,8 @@ latency_percentiles() {
 }
 
 # Reading pgbench's output and summarising runs.
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+# The middle value; for an even count, the mean of the two middle values.
+median() { sort -n | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 tps_of() { grep -oE 'tps = [0-9.]+ \(without' "$1" | grep -oE '[0-9.]+'; }
 latency_of() { grep -oE 'latency average = [0-9.]+' "$1" | grep -oE '[0-9.]+$'; }
 served_of() { grep -oE 'number of transactions actually processed: [0-9]+' "$1" | grep -oE '[0-9]+$'; }

@@ -51,8 +51,9 @@ done
 [ "$PGPOOL" = no ] || pgpool_require
 
 cleanup() { pgpool_stop; bench_stop; }
+trap cleanup EXIT  # set first: bench_start may fail after the cluster is up
+pgpool_stop       # one left by an interrupted run: bench_start wipes its pid file
 bench_start
-trap cleanup EXIT
 O=$BENCH_DIR/out
 mkdir -p "$O" && chown postgres "$O"
 
@@ -71,7 +72,7 @@ VACUUM ANALYZE page_snapshot, count_snapshot, writes;
 SQL
 # floor_rows: built here from bench/floor, loaded by its path, never installed.
 cp -r "$SRC/bench/floor" "$BENCH_DIR/floor" && chown -R postgres "$BENCH_DIR/floor"
-as_pg make -s -C "$BENCH_DIR/floor" >/dev/null
+as_pg make -s -C "$BENCH_DIR/floor" PG_CONFIG="$BENCH_BIN/pg_config" >/dev/null
 bench_psql >/dev/null <<SQL
 CREATE FUNCTION floor_rows(scope_root bigint, page integer DEFAULT 1, page_size integer DEFAULT 20,
                            sort text DEFAULT 'full_name:asc', filters jsonb DEFAULT '{}')
@@ -258,6 +259,7 @@ awk -v a="$arena" -v u0="$used0" -v u="$used" -v e="$entries" -v rt="$raw_tuple"
   printf "| %d | %d | %.0f | %.0f | **%.2f** | %.0f | %.0f (%d MB / %.0f B) |\n\n", e, u - u0, per_page, rt / 200, per_page / (rt / 200), rx / 200, a / per_page, a / 1048576, per_page }'
 
 # --- 7. The miss path -----------------------------------------------------------
+bench_psql -c 'SELECT memo.reset_stats()' >/dev/null  # section 7's own computations below
 echo "## 7. The miss path (-c 1, prepared): invalidate, then the request"
 echo
 echo '| miss: cached_list_employees(1) ms | uncached: list_employees(1) ms | miss / uncached | runs miss / uncached |'

@@ -50,8 +50,8 @@ run_pgbench() {
     { cat "$out" >&2; return 1; }
 }
 
+trap bench_stop EXIT  # set first: bench_start may fail after the cluster is up
 bench_start
-trap bench_stop EXIT
 bench_psql -c 'CREATE EXTENSION pg_memo_directory'
 seed_start=$(date +%s.%N)
 bench_psql -c "SELECT directory.directory_seed($ROWS)" -c 'ANALYZE directory.employees' >/dev/null

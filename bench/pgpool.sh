@@ -164,8 +164,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   POOL_PORT=${POOL_PORT:-$((BENCH_PORT + 1))} SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
   pgpool_require
   pgpool_stop   # before bench_start wipes BENCH_DIR, pid file included
-  bench_start
   trap 'pgpool_stop; bench_stop' EXIT
+  bench_start
   bench_psql <<'SQL'
 CREATE TABLE page_snapshot (id bigint PRIMARY KEY, full_name text NOT NULL, title text NOT NULL,
                             department text NOT NULL, total bigint NOT NULL);

@@ -21,8 +21,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+trap bench_stop EXIT  # set first: bench_start may fail after the cluster is up
 bench_start
-trap bench_stop EXIT
 bench_create_items >/dev/null
 cp "$SRC"/test/pgbench/stampede_*.sql "$BENCH_DIR/" && chown postgres "$BENCH_DIR"/stampede_*.sql
 
