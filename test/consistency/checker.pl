@@ -87,4 +87,7 @@ if (-s "$dir/problems.log") {
     print "first lines of the problems log:\n", @lines[0 .. ($#lines < 40 ? $#lines : 40)];
 }
 print "cluster kept in $dir\n" if $opt{keep};
-exit($n->{mismatches} || $n->{worker_failures} || $n->{checked} < $opt{reads} ? 1 : 0);
+# The same verdict as test/t/003_consistency.pl's.
+exit($n->{mismatches} || $n->{worker_failures} || $n->{checked} < $opt{reads}
+     || ($n->{'reads.error'} // 0) || ($n->{'repeatable_read.error'} // 0)
+     || $stats->{directory_inconsistencies} ? 1 : 0);

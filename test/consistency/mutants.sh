@@ -4,7 +4,7 @@
 # private copy of the PostgreSQL installation under /tmp (the system's
 # installation is not touched), and runs test/consistency/checker.pl
 # against it. Each mutant should end with mismatches; the unmodified build
-# with none.
+# with none; the script exits 1 otherwise.
 #
 #   test/consistency/mutants.sh [READS [SEED_ROWS]]   # as root; default 20000 reads
 #                                                     # each, 20000 employees
@@ -64,9 +64,20 @@ run_one() {  # name, mutation function
   make -C "$tree/directory" install DESTDIR="$PREFIX" >>"$tree/build.log" 2>&1
   chmod -R a+rX "$WORK"
   echo "=== $name"
+  local rc=0
   perl "$SRC/test/consistency/checker.pl" --bindir "$PREFIX$BINDIR" --reads "$READS" \
-       --seed-rows "$SEED_ROWS" --writers 2 --readers 4 --max-seconds 600 >"$WORK/$name.out" 2>&1 || true
+       --seed-rows "$SEED_ROWS" --writers 2 --readers 4 --max-seconds 600 >"$WORK/$name.out" 2>&1 || rc=$?
   sed -n '/^checked reads/,/^skipped/p' "$WORK/$name.out"
+  # The unmodified build must pass; every mutant must show mismatches (a
+  # mutant that only failed to finish its reads was not caught).
+  local mismatches
+  mismatches=$(grep -oE 'mismatches: strict [0-9]+, window [0-9]+, repeatable read [0-9]+' "$WORK/$name.out" |
+               grep -oE '[0-9]+' | awk '{s += $1} END {print s + 0}' || true)
+  if [ "$name" = none ]; then
+    [ "$rc" -eq 0 ] || { echo "FAIL: the unmodified build did not pass (exit $rc)"; verdict=1; }
+  elif [ "$mismatches" -eq 0 ]; then
+    echo "FAIL: mutant $name was not caught (0 mismatches, exit $rc)"; verdict=1
+  fi
 }
 
 none() { :; }
@@ -86,7 +97,9 @@ waiter_no_recheck() {
     's/(LookupStatus Store::read_pinned\(.*?)\n\s*if \(!entry_is_current\(e\)\) return LookupStatus::Stale;/$1/s'
 }
 
+verdict=0
 for m in none snapshot_first caller_snapshot bump_at_precommit waiter_no_recheck; do
   run_one "$m" "$m"
 done
 echo "outputs in $WORK"
+exit "$verdict"
