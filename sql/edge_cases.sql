@@ -243,7 +243,8 @@ SELECT ledger_as_owner();
 SELECT ledger_as_owner();
 RESET ROLE;
 SELECT hits FROM counters('edge.definer');
--- a REVOKE from the owner between two calls: the hit is re-checked as the owner
+-- a REVOKE from the owner between two calls: the REVOKE changes the table's
+-- ACL, which invalidates the entry, and the recomputation runs as the owner
 REVOKE SELECT ON ledger FROM edge_owner;
 SET ROLE edge_user;
 SELECT try($$SELECT edge.ledger_as_owner()$$);
@@ -261,6 +262,22 @@ REVOKE SELECT (amount) ON ledger FROM edge_owner;
 SET ROLE edge_user;
 SELECT try($$SELECT * FROM memo.list('edge.amounts', 'SELECT sum(amount)::int FROM edge.ledger_amounts') AS t(s int)$$);
 RESET ROLE;
+-- a privilege held through a group, lost by leaving the group: no table's
+-- catalog row changes, the entry stays current, and only the re-check of
+-- the hit as the owner refuses it
+CREATE ROLE edge_readers;
+GRANT SELECT ON ledger TO edge_readers;
+GRANT edge_readers TO edge_owner;
+SET ROLE edge_user;
+SELECT ledger_as_owner();
+SELECT ledger_as_owner();
+RESET ROLE;
+SELECT hits, invalidations FROM counters('edge.definer');
+REVOKE edge_readers FROM edge_owner;
+SET ROLE edge_user;
+SELECT try($$SELECT edge.ledger_as_owner()$$);
+RESET ROLE;
+SELECT hits, invalidations FROM counters('edge.definer');
 
 -- 8. Row level security on a dependency
 CREATE TABLE tenant_note (tenant text, body text);
@@ -315,4 +332,4 @@ RESET search_path;
 SET client_min_messages = warning;
 DROP SCHEMA edge, edge_a, edge_b, edge_off CASCADE;
 RESET client_min_messages;
-DROP ROLE edge_owner, edge_user;
+DROP ROLE edge_owner, edge_user, edge_readers;
