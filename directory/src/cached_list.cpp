@@ -9,11 +9,9 @@
 #include "list_query.hpp"
 
 extern "C" {
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "nodes/value.h"
 #include "parser/parse_func.h"
 #include "utils/acl.h"
@@ -82,9 +80,15 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
     ListQuery q;
     build_list_query(fcinfo, &q);
 
-    Datum name = CStringGetTextDatum("employees.count");
-    int64 total = DatumGetInt64(FunctionCall3(memo_function(memo_count), name,
-                                              CStringGetTextDatum(q.count_sql),
+    static text *count_name, *page_name;  // the cache names, built once
+    if (!count_name) {
+        MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+        count_name = cstring_to_text("employees.count");
+        page_name = cstring_to_text("employees.page");
+        MemoryContextSwitchTo(old);
+    }
+    int64 total = DatumGetInt64(FunctionCall3(memo_function(memo_count), PointerGetDatum(count_name),
+                                              PointerGetDatum(q.count_sql),
                                               PointerGetDatum(q.count_params))) - 1;
     if (total < 0)  // no sentinel row: the scope root does not exist
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -106,8 +110,8 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
     InitFunctionCallInfoData(*list_call, memo_function(memo_list_as), 4, InvalidOid, nullptr,
                              reinterpret_cast<Node *>(rsinfo));
     list_call->args[0] = {(Datum)0, true};
-    list_call->args[1] = {CStringGetTextDatum("employees.page"), false};
-    list_call->args[2] = {CStringGetTextDatum(q.page_sql), false};
+    list_call->args[1] = {PointerGetDatum(page_name), false};
+    list_call->args[2] = {PointerGetDatum(q.page_sql), false};
     list_call->args[3] = {PointerGetDatum(page_params), false};
     FunctionCallInvoke(list_call);
     return (Datum)0;

@@ -117,10 +117,11 @@ char *like_prefix_pattern(const char *prefix, int len) {
 }
 
 // The two query texts depend only on the sort and on which filter keys are
-// present: built once per backend for each combination, not on every call.
+// present: built once per backend for each combination, not on every call,
+// and kept as text, the form the memo functions take.
 struct QueryTexts {
-    const char *count_sql;
-    const char *page_sql;
+    text *count_sql;
+    text *page_sql;
 };
 QueryTexts query_texts[kSorts][kFilterSets];
 
@@ -141,14 +142,18 @@ const QueryTexts &texts_for(int sort, unsigned filter_set) {
             appendStringInfo(&predicate, " AND e.%s = $%d::text", kFilterKeys[f], n);
     }
     const char *key = kSortKeys[sort / 2], *dir = sort % 2 ? "desc" : "asc";
-    t.count_sql = psprintf("SELECT 1 FROM directory.employees e WHERE %s"
-                           " UNION ALL SELECT 1 FROM directory.employees e WHERE e.id = $1::bigint",
-                           predicate.data);
-    t.page_sql = psprintf("SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id,"
-                          " e.org_depth, e.sub_org_size, $%d::bigint AS total_count"
-                          " FROM directory.employees e WHERE %s ORDER BY e.%s %s, e.id %s"
-                          " LIMIT $%d::bigint OFFSET $%d::bigint",
-                          n + 3, predicate.data, key, dir, dir, n + 1, n + 2);
+    char *count_sql = psprintf("SELECT 1 FROM directory.employees e WHERE %s"
+                               " UNION ALL SELECT 1 FROM directory.employees e WHERE e.id = $1::bigint",
+                               predicate.data);
+    char *page_sql = psprintf("SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id,"
+                              " e.org_depth, e.sub_org_size, $%d::bigint AS total_count"
+                              " FROM directory.employees e WHERE %s ORDER BY e.%s %s, e.id %s"
+                              " LIMIT $%d::bigint OFFSET $%d::bigint",
+                              n + 3, predicate.data, key, dir, dir, n + 1, n + 2);
+    t.count_sql = cstring_to_text(count_sql);
+    t.page_sql = cstring_to_text(page_sql);
+    pfree(count_sql);
+    pfree(page_sql);
     pfree(predicate.data);
     MemoryContextSwitchTo(old);
     return t;
@@ -216,8 +221,8 @@ Datum directory_build_list_query(PG_FUNCTION_ARGS) {
     TupleDesc desc;
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "directory.build_list_query must return a composite type");
-    Datum values[4] = {CStringGetTextDatum(q.count_sql), PointerGetDatum(q.count_params),
-                       CStringGetTextDatum(q.page_sql), PointerGetDatum(directory::text_array(q.page_values, q.npage_values))};
+    Datum values[4] = {PointerGetDatum(q.count_sql), PointerGetDatum(q.count_params),
+                       PointerGetDatum(q.page_sql), PointerGetDatum(directory::text_array(q.page_values, q.npage_values))};
     bool nulls[4] = {false, false, false, false};
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

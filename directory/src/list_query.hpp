@@ -13,16 +13,17 @@ extern "C" {
 namespace directory {
 
 struct ListQuery {
-    const char *count_sql;  // rows in scope and filters, plus a sentinel row for the scope root
+    text *count_sql;          // rows in scope and filters, plus a sentinel row for the scope root
     ArrayType *count_params;  // the scope, then the filter values
-    const char *page_sql;   // one page; its last parameter is the total
+    text *page_sql;           // one page; its last parameter is the total
     Datum page_values[8];     // the page's parameters but the total: count_params' elements,
     int npage_values;         // page_size and offset (the caller appends the total)
 };
 
 // Reads the five list arguments from fcinfo (positions 0..4), raises 22023
-// for anything invalid, and builds the queries. palloc'd in the current
-// memory context.
+// for anything invalid, and builds the queries. The parameters are palloc'd
+// in the current memory context; the SQL texts are built once per backend
+// and shared: read them, never change or free them.
 void build_list_query(FunctionCallInfo fcinfo, ListQuery *out);
 
 // A text[] of n text Datums, and an integer as a text Datum (parameters).
