@@ -3,14 +3,14 @@
 # and a computation never reuses a snapshot older than its generations.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use MemoTest;
 
-my $node = PostgreSQL::Test::Cluster->new('main');
-$node->init(allows_streaming => 'logical');
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
-$node->start;
+my $node = memo_node('main', init => [allows_streaming => 'logical']);
 
 $node->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo;
@@ -20,11 +20,7 @@ $node->safe_psql('postgres', q{
 });
 
 my $count_sql = q{SELECT memo.count('emp.count', 'SELECT * FROM emp WHERE dept = $1', '{d1}')};
-sub counter {
-    my ($name, $column) = @_;
-    return $node->safe_psql('postgres',
-        "SELECT $column FROM memo.stats WHERE cache_name = '$name'");
-}
+sub counter { return memo_stat($node, @_); }
 
 # Backend A computes, backend B hits.
 is($node->safe_psql('postgres', $count_sql), '5', 'backend A computes');
@@ -125,10 +121,7 @@ $standby->stop;
 
 # Logical replication: the apply worker fires no statement triggers, so it
 # marks its subscription's tables at commit; applied writes invalidate.
-my $sub = PostgreSQL::Test::Cluster->new('subscriber');
-$sub->init;
-$sub->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
-$sub->start;
+my $sub = memo_node('subscriber');
 $sub->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo;
   CREATE TABLE emp (id int PRIMARY KEY, dept text);

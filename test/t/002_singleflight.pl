@@ -5,14 +5,14 @@
 # an observable state.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use MemoTest;
 
-my $node = PostgreSQL::Test::Cluster->new('flights');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
-$node->start;
+my $node = memo_node('flights');
 
 $node->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo;
@@ -23,11 +23,7 @@ $node->safe_psql('postgres', q{
 
 my $waiters = 4;
 
-sub stat_of {
-    my ($cache, $column) = @_;
-    return $node->safe_psql('postgres',
-        "SELECT $column FROM memo.stats WHERE cache_name = '$cache'");
-}
+sub stat_of { return memo_stat($node, @_); }
 
 # The table lock that holds every computation back until released.
 sub hold_table {

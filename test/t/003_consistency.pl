@@ -11,18 +11,15 @@ use lib "$FindBin::RealBin/../perl";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use MemoTest;
 use MemoConsistency;
 
 my $reads = 3000;
 
-my $node = PostgreSQL::Test::Cluster->new('consistency');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_memo'
+my $node = memo_node('consistency', conf => qq{
 deadlock_timeout = '100ms'
 max_connections = 40
 });
-$node->start;
 
 my $conn = { psql => 'psql', host => $node->host, port => $node->port, dbname => 'postgres' };
 MemoConsistency::setup($conn, seed_rows => 2000);

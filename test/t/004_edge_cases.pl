@@ -4,14 +4,14 @@
 # Every step waits for an observable state; nothing depends on timing.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use MemoTest;
 
-my $node = PostgreSQL::Test::Cluster->new('edge');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'\nmax_prepared_transactions = 4");
-$node->start;
+my $node = memo_node('edge', conf => 'max_prepared_transactions = 4');
 
 $node->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo;
@@ -27,10 +27,7 @@ $node->safe_psql('postgres', q{
 # The ids, as one memoized text, read in a new session each time.
 my $ids_sql = q{SELECT s FROM memo.list('ids', 'SELECT string_agg(id::text, '','' ORDER BY id) FROM acct') AS t(s text)};
 sub ids_elsewhere { return $node->safe_psql('postgres', $ids_sql); }
-sub stat_of {
-    my ($cache, $column) = @_;
-    return $node->safe_psql('postgres', "SELECT $column FROM memo.stats WHERE cache_name = '$cache'");
-}
+sub stat_of { return memo_stat($node, @_); }
 
 # 1. Savepoints. A released savepoint's write is the transaction's: private
 #    until the commit, then seen by the very next call anywhere. A write

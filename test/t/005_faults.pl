@@ -26,9 +26,12 @@
 # terminal too in the long mode).
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use MemoTest;
 use IPC::Run;
 use List::Util qw(max sum0);
 use Time::HiRes qw(usleep);
@@ -51,17 +54,13 @@ sub figure {
 figure('mode', $long ? 'long' : 'ci');
 figure('seed', $seed);
 
-my $node = PostgreSQL::Test::Cluster->new('faults');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'pg_memo'
+my $node = memo_node('faults', conf => qq{
 pg_memo.cache_size = '16MB'
 restart_after_crash = on
 max_connections = 40
 log_statement = none
 log_line_prefix = '%m [%p] %e '
 });
-$node->start;
 
 # The items' counts and id sums below are the truth, computed once without
 # the cache; the load's writes change only "touched".

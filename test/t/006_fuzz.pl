@@ -21,9 +21,12 @@ use strict;
 use warnings;
 use utf8;
 use IPC::Run;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use MemoTest;
 
 my $inputs_wanted = $ENV{PG_MEMO_FUZZ_INPUTS} // 3000;
 my $seed = $ENV{PG_MEMO_FUZZ_SEED} // 6;
@@ -32,10 +35,7 @@ my $huge = $ENV{PG_MEMO_FUZZ_HUGE} // 0;
 my $streams = 2;
 srand($seed);
 
-my $node = PostgreSQL::Test::Cluster->new('fuzz');
-$node->init(extra => ['--encoding=UTF8', '--locale=C']);
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'pg_memo'
+my $node = memo_node('fuzz', init => [extra => ['--encoding=UTF8', '--locale=C']], conf => q{
 pg_memo.cache_size = '16MB'
 statement_timeout = '5s'
 # ERRORs by the thousand, some quoting MBs of query text, are not logged;
@@ -44,7 +44,6 @@ log_min_messages = log
 log_min_error_statement = panic
 log_statement = none
 });
-$node->start;
 
 $node->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo_directory CASCADE;

@@ -5,14 +5,14 @@
 # another session, as in 002_singleflight.pl.
 use strict;
 use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use MemoTest;
 
-my $node = PostgreSQL::Test::Cluster->new('flight_security');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_memo'");
-$node->start;
+my $node = memo_node('flight_security');
 
 $node->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo;
