@@ -61,13 +61,20 @@ public:
         return pending_[slot].load(std::memory_order_seq_cst) != 0;
     }
 
-    // True when no commit on a stamp's slot is in progress and every stamp
-    // still matches its counter. The pending count is read first: seeing it
-    // at zero after a commit's begin means its bump is already visible.
-    bool all_current(const DepStamp *deps, uint32_t ndeps) const noexcept {
-        for (uint32_t i = 0; i < ndeps; i++)
-            if (commit_pending(deps[i].slot) || read(deps[i].slot) != deps[i].generation) return false;
-        return true;
+    // Stale: a stamp no longer matches its counter, for good. CommitPending:
+    // none is stale, but a commit on one of the slots is in progress; the
+    // entry must not be served now, and is current again if that commit
+    // aborts. Each slot's pending count is read before its counter: seeing
+    // it at zero after a commit's begin means its bump is already visible.
+    enum class StampState { Current, CommitPending, Stale };
+    StampState check(const DepStamp *deps, uint32_t ndeps) const noexcept {
+        StampState state = StampState::Current;
+        for (uint32_t i = 0; i < ndeps; i++) {
+            bool pending = commit_pending(deps[i].slot);
+            if (read(deps[i].slot) != deps[i].generation) return StampState::Stale;
+            if (pending) state = StampState::CommitPending;
+        }
+        return state;
     }
 
 private:

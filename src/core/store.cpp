@@ -123,8 +123,10 @@ uint32_t Store::partition_of(uint64_t hash) const noexcept {
     return uint32_t(hash & (shared_->cfg.npartitions - 1));
 }
 
+// Not stale: a commit in progress does not make an entry stale (it may
+// abort), so eviction and invalidation counts do not treat it as such.
 bool Store::entry_is_current(const Entry *e) const noexcept {
-    return gens_.all_current(e->deps(), e->ndeps);
+    return gens_.check(e->deps(), e->ndeps) != Generations::StampState::Stale;
 }
 
 uint64_t Store::entry_size(const EntryParts &p) noexcept {
@@ -143,11 +145,14 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len,
          e = entry_at(e->next)) {
         if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0)
             continue;
-        if (!entry_is_current(e)) {
+        Generations::StampState stamps = gens_.check(e->deps(), e->ndeps);
+        if (stamps == Generations::StampState::Stale) {
             uint8_t expected = 0;
             if (e->invalidation_counted.compare_exchange_strong(expected, 1))
                 stats_.add(e->stats_slot, kInvalidations);
             status = LookupStatus::Stale;
+        } else if (stamps == Generations::StampState::CommitPending) {
+            status = LookupStatus::Miss;  // not servable now; not stale either
         } else if (own_writes.intersects(e->deps(), e->ndeps)) {
             status = LookupStatus::OwnWrites;
         } else if (sink.accept(e->meta(), e->meta_len, e->payload(), e->payload_len)) {
@@ -346,7 +351,11 @@ InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes, uint64
 LookupStatus Store::read_pinned(uint64_t handle, HitSink &sink) const noexcept {
     // A pinned entry is immutable and cannot be freed: no lock needed.
     const Entry *e = entry_at(handle);
-    if (!entry_is_current(e)) return LookupStatus::Stale;
+    switch (gens_.check(e->deps(), e->ndeps)) {
+        case Generations::StampState::Stale: return LookupStatus::Stale;
+        case Generations::StampState::CommitPending: return LookupStatus::Miss;
+        case Generations::StampState::Current: break;
+    }
     return sink.accept(e->meta(), e->meta_len, e->payload(), e->payload_len) ? LookupStatus::Hit
                                                                                : LookupStatus::SinkFailed;
 }

@@ -78,7 +78,7 @@ protected:
 };
 
 enum class LookupStatus {
-    Miss,       // no entry under this key
+    Miss,       // no entry under this key, or one a commit in progress hides
     Stale,      // an entry, but a dependency's generation moved on
     OwnWrites,  // an entry, but this transaction wrote one of its dependencies
     Hit,        // the sink received a current entry

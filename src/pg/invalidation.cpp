@@ -16,7 +16,7 @@
 //     ordinary writer a tuple fetch per row.)
 //   - At pre-commit the marked counters are announced as committing, before
 //     the commit is visible; until the bump lowers that again, no entry
-//     depending on them is served (Generations::all_current).
+//     depending on them is served (Generations::check).
 //   - XACT_EVENT_COMMIT runs after the commit is visible to new snapshots:
 //     it bumps every marked counter. It only does atomic increments.
 //   - Abort forgets the marks: rolled-back writes never happened.

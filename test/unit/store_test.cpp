@@ -91,6 +91,21 @@ TEST(Store, CommitInProgressHidesTheEntry) {
     EXPECT_EQ(lookup(t, 8, "r"), LookupStatus::Hit);
 }
 
+// A commit in progress hides an entry without making it stale: it may still
+// abort. So it is neither counted as an invalidation nor removed as stale.
+TEST(Store, CommitInProgressIsNotStale) {
+    TestStore t(1 << 20);
+    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 16386);
+    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
+    t.store.insert(parts(6, "q", "v", deps), kNoLimit);
+    t.gens.begin_commit(slot);
+    EXPECT_EQ(lookup(t, 6, "q"), LookupStatus::Miss);
+    EXPECT_EQ(t.store.remove_stale(), 0u);
+    EXPECT_EQ(t.stats.get(1, kInvalidations), 0u);
+    t.gens.end_commit(slot);  // aborted
+    EXPECT_EQ(lookup(t, 6, "q"), LookupStatus::Hit);
+}
+
 TEST(Store, OwnWritesBypassTheEntry) {
     TestStore t(1 << 20);
     uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 500);
