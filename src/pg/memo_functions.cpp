@@ -28,6 +28,7 @@ extern "C" {
 #include "utils/bytea.h"
 #include "utils/float.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_locale.h"
@@ -132,6 +133,23 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     call->search_path_len = n + path_len;
 }
 
+// timezone_abbreviations' value. PostgreSQL exports no variable for it, and
+// GetConfigOption searches every setting by name: on every call, twice per
+// directory hit. The setting's variable is found once instead (built-in
+// settings never move); its value is read on each call.
+const char *timezone_abbreviations() {
+    static char **variable = nullptr;
+    if (!variable) {
+        struct config_generic **settings = get_guc_variables();
+        for (int i = 0, n = GetNumConfigOptions(); i < n && !variable; i++)
+            if (settings[i]->vartype == PGC_STRING &&
+                pg_strcasecmp(settings[i]->name, "timezone_abbreviations") == 0)
+                variable = reinterpret_cast<struct config_string *>(settings[i])->variable;
+        if (!variable) elog(ERROR, "pg_memo: the setting timezone_abbreviations is missing");
+    }
+    return *variable ? *variable : "";
+}
+
 // kind, context, timezone, search path, cache name, query, timezone
 // abbreviations, lc_monetary (the last two change timestamptz and money input)
 constexpr int kFixedKeyFields = 8;
@@ -154,8 +172,7 @@ Encoded encode_call(const Call &call) {
     ctx.xml_binary = xmlbinary;
     ctx.gin_fuzzy_search_limit = GinFuzzySearchLimit;
     const char *tz = pg_get_timezone_name(session_timezone);
-    const char *tz_abbreviations = GetConfigOption("timezone_abbreviations", true, false);
-    if (!tz_abbreviations) tz_abbreviations = "";
+    const char *tz_abbreviations = timezone_abbreviations();
     char kind = char(call.kind);
 
     const int nfixed = kFixedKeyFields;
