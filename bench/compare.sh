@@ -59,7 +59,7 @@ mkdir -p "$O" && chown postgres "$O"
 
 # --- Data ----------------------------------------------------------------------
 bench_psql -c 'CREATE EXTENSION pg_memo_directory' >/dev/null
-bench_psql -c "SELECT directory.directory_seed($ROWS)" -c 'ANALYZE directory.employees' >/dev/null
+bench_psql -c "SELECT directory.directory_seed($ROWS)" >/dev/null  # it analyzes the table
 # The physical limit: the hot page and its total as plain tables.
 bench_psql <<'SQL' >/dev/null
 CREATE TABLE page_snapshot AS SELECT * FROM directory.list_employees(1);
@@ -112,10 +112,10 @@ same=$(bench_psql -At -c "SELECT (SELECT array_agg(t::text) FROM floor_rows(1) t
   = (SELECT array_agg(t::text) FROM page_snapshot t)")
 [ "$same" = t ] || { echo "floor_rows(1) does not return page_snapshot's rows" >&2; exit 1; }
 
-run() {  # OUT SCRIPT CLIENTS PROTOCOL [PGOPTIONS]
+run() {  # OUT SCRIPT CLIENTS PROTOCOL
   local out=$1 script=$2 clients=$3 protocol=$4 jobs=2
   [ "$clients" -lt 2 ] && jobs=1
-  PGOPTIONS=${5:-} bench_pgbench -n -M "$protocol" -c "$clients" -j "$jobs" -T "$SECONDS_PER_RUN" \
+  bench_pgbench -n -M "$protocol" -c "$clients" -j "$jobs" -T "$SECONDS_PER_RUN" \
     -f "$BENCH_DIR/$script.sql" >"$O/$out" 2>&1 || { cat "$O/$out" >&2; return 1; }
 }
 warm() { bench_pgbench -n -t 1 -f "$BENCH_DIR/$1.sql" >/dev/null 2>&1; }
@@ -173,14 +173,14 @@ if [ "$PGPOOL" = yes ]; then
   echo
   pgpool_start "$PGPOOL_PORT" "$BENCH_DIR" "$BENCH_PORT" 8
   pool_run() {  # OUT PROTOCOL
-    as_pg "$BENCH_BIN/pgbench" -h "$BENCH_DIR/pgpool" -p "$PGPOOL_PORT" -n -M "$2" -c 8 -j 2 -T "$SECONDS_PER_RUN" \
-      -f "$BENCH_DIR/pgpool_request.sql" postgres >"$O/$1" 2>&1 || { cat "$O/$1" >&2; return 1; }
+    pgpool_pgbench -n -M "$2" -c 8 -j 2 -T "$SECONDS_PER_RUN" \
+      -f "$BENCH_DIR/pgpool_request.sql" >"$O/$1" 2>&1 || { cat "$O/$1" >&2; return 1; }
   }
   echo '| protocol | pg_memo TPS | pgpool TPS | pg_memo / pgpool | pgpool cache hits / misses (SHOW pool_cache) | runs pg_memo / pgpool |'
   echo '|---|---|---|---|---|---|'
   for protocol in simple prepared; do
-    as_pg "$BENCH_BIN/pgbench" -h "$BENCH_DIR/pgpool" -p "$PGPOOL_PORT" -n -M "$protocol" -t 1 \
-      -f "$BENCH_DIR/pgpool_request.sql" postgres >/dev/null 2>&1   # warm pgpool's cache
+    pgpool_pgbench -n -M "$protocol" -t 1 \
+      -f "$BENCH_DIR/pgpool_request.sql" >/dev/null 2>&1   # warm pgpool's cache
     read -r hits0 selects0 < <(pgpool_cache_stats)
     tm=() tp=()
     for i in $(seq 1 "$PAIRS"); do
