@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pg_memo's performance targets, measured side by side in one run on a
-# 500,000-employee directory (pg_memo_directory). Every comparison alternates
-# its two sides in pairs and reports medians. Prints Markdown.
+# 500,000-employee directory (pg_memo_directory). The comparisons of 1, 2, 5
+# and 7 alternate their two sides in pairs and report medians; 3 and 4 are
+# one run per side. Prints Markdown.
 #
 #   1. hits against the physical limit: cached_list_employees(1) against a
 #      20-row table holding the same rows, and a memo.count hit against a
