@@ -63,7 +63,7 @@ constexpr int kMaxParams = 65535;
 struct Call {
     Kind kind;
     text *cache_name;
-    char *query;
+    text *query;  // made a C string only when the call computes
     int nparams;
     Datum *param_values;  // text
     bool *param_nulls;
@@ -103,7 +103,7 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     if (PG_ARGISNULL(first + 1)) null_argument("query");
     if (PG_ARGISNULL(first + 2)) null_argument("params");
     call->cache_name = PG_GETARG_TEXT_PP(first);
-    call->query = text_to_cstring(PG_GETARG_TEXT_PP(first + 1));
+    call->query = PG_GETARG_TEXT_PP(first + 1);
 
     ArrayType *params = PG_GETARG_ARRAYTYPE_P(first + 2);
     if (ARR_NDIM(params) > 1)
@@ -184,7 +184,7 @@ Encoded encode_call(const Call &call) {
     fields[3] = KeyField{reinterpret_cast<const char *>(call.search_path),
                          uint32_t(sizeof(Oid) * call.search_path_len), false};
     fields[4] = KeyField{VARDATA_ANY(call.cache_name), uint32_t(VARSIZE_ANY_EXHDR(call.cache_name)), false};
-    fields[5] = KeyField{call.query, uint32_t(strlen(call.query)), false};
+    fields[5] = KeyField{VARDATA_ANY(call.query), uint32_t(VARSIZE_ANY_EXHDR(call.query)), false};
     fields[6] = KeyField{tz_abbreviations, uint32_t(strlen(tz_abbreviations)), false};
     fields[7] = KeyField{locale_monetary, uint32_t(strlen(locale_monetary)), false};
     for (int i = 0; i < call.nparams; i++) {
@@ -290,9 +290,9 @@ Result encode_spi_result(Kind kind, MemoryContext ctx) {
 Result compute(const Call &call, Analysis *analysis) {
     MemoryContext caller_ctx = CurrentMemoryContext;
     char *statement = nullptr;  // wanted only to wrap a count
-    check_single_select(call.query, call.kind == Kind::Count ? &statement : nullptr);
+    const char *sql = text_to_cstring(call.query);
+    check_single_select(sql, call.kind == Kind::Count ? &statement : nullptr);
 
-    const char *sql = call.query;
     if (call.kind == Kind::Count) {
         // The count of the query's rows, computed by the server: the text is
         // wrapped only after it proved to be one SELECT, and without its
