@@ -9,11 +9,13 @@
 #      one-row, one-column table (-M simple and -M prepared, -c 8 -j 2);
 #      and both against floor_rows(1) (bench/floor), a C function with the
 #      same signature that returns the 20 rows from backend memory: the
-#      least any function call in FROM costs;
+#      least any function call in FROM costs; with -M simple also
+#      floor_rows_1(1), the same C function declared with one argument and
+#      no defaults, which the parser and planner do not have to fill in;
 #   2. against pgpool-II's query cache (bench/pgpool.sh), the same page and
 #      count sent through pgpool as plain SQL;
 #   3. the speed-up of the hot request over the uncached query;
-#   4. hit TPS from 1 to 128 clients;
+#   4. hit TPS from 1 to 128 clients, beside page_snapshot and floor_rows;
 #   5. writers: single-row UPDATE and INSERT on the same table watched and
 #      unwatched (the 100,000-row UPDATE is bench/big_update.sh);
 #   6. memory: arena bytes per cached page against the raw size of its rows;
@@ -26,7 +28,7 @@
 # writers' TPS is bound by the WAL's fsync, the noisiest part of this VM, so
 # they get --writer-pairs (default 10).
 # Needs root, pg_memo and pg_memo_directory installed (scripts/build.sh),
-# and for 2 the pgpool2 package. Takes about 16 minutes (20 with --pairs 5).
+# and for 2 the pgpool2 package. Takes about 18 minutes (23 with --pairs 5).
 # Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -78,6 +80,8 @@ bench_psql >/dev/null <<SQL
 CREATE FUNCTION floor_rows(scope_root bigint, page integer DEFAULT 1, page_size integer DEFAULT 20,
                            sort text DEFAULT 'full_name:asc', filters jsonb DEFAULT '{}')
 RETURNS SETOF directory.employee_row LANGUAGE c AS '$BENCH_DIR/floor/floor_rows.so', 'floor_rows';
+CREATE FUNCTION floor_rows_1(scope_root bigint)
+RETURNS SETOF directory.employee_row LANGUAGE c AS '$BENCH_DIR/floor/floor_rows.so', 'floor_rows';
 SQL
 
 script() {  # NAME SQL...
@@ -87,6 +91,7 @@ script() {  # NAME SQL...
 }
 script cached 'SELECT * FROM directory.cached_list_employees(1);'
 script floor 'SELECT * FROM floor_rows(1);'
+script floor_no_defaults 'SELECT * FROM floor_rows_1(1);'
 script snapshot 'SELECT * FROM page_snapshot;'
 script memo_count "SELECT memo.count('bench.count', 'SELECT 1 FROM directory.employees', '{}');"
 script count_table 'SELECT n FROM count_snapshot;'
@@ -153,6 +158,8 @@ for protocol in simple prepared; do
   pair "limit_page_$protocol" cached snapshot 8 "$protocol"
   pair "limit_floor_$protocol" floor snapshot 8 "$protocol"
   pair "limit_cached_floor_$protocol" cached floor 8 "$protocol"
+  # A prepared statement fills in the defaults once; a simple one, every time.
+  [ "$protocol" = prepared ] || pair "limit_floor_1_$protocol" floor_no_defaults snapshot 8 "$protocol"
   pair "limit_count_$protocol" memo_count count_table 8 "$protocol"
 done
 echo
@@ -204,13 +211,15 @@ fi
 # --- 4. Concurrency -------------------------------------------------------------
 echo "## 4. Hit TPS by clients (prepared; -j 2, -j 1 for one client)"
 echo
-echo '| clients | cached_list_employees(1) hit TPS | page_snapshot TPS | hit / snapshot |'
-echo '|---|---|---|---|'
+echo '| clients | cached_list_employees(1) hit TPS | floor_rows(1) TPS | page_snapshot TPS | hit / snapshot | floor / snapshot |'
+echo '|---|---|---|---|---|---|'
 for clients in 1 2 4 8 16 64 128; do
   run "conc_cached_$clients" cached "$clients" prepared
+  run "conc_floor_$clients" floor "$clients" prepared
   run "conc_snapshot_$clients" snapshot "$clients" prepared
-  awk -v n="$clients" -v c="$(tps_of "$O/conc_cached_$clients")" -v s="$(tps_of "$O/conc_snapshot_$clients")" \
-    'BEGIN {printf "| %d | %.0f | %.0f | %.2f |\n", n, c, s, c / s}'
+  awk -v n="$clients" -v c="$(tps_of "$O/conc_cached_$clients")" -v f="$(tps_of "$O/conc_floor_$clients")" \
+      -v s="$(tps_of "$O/conc_snapshot_$clients")" \
+    'BEGIN {printf "| %d | %.0f | %.0f | %.0f | %.2f | %.2f |\n", n, c, f, s, c / s, f / s}'
 done
 echo
 
