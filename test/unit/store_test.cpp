@@ -75,18 +75,18 @@ TEST(Store, CommitInProgressHidesTheEntry) {
     t.store.insert(parts(7, "q", "v", deps), kNoLimit);
     EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Hit);
     t.gens.begin_commit(slot);
-    EXPECT_NE(lookup(t, 7, "q"), LookupStatus::Hit) << "announced, not yet bumped";
+    EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Miss) << "announced, not yet bumped";
     t.gens.bump(slot);
     t.gens.end_commit(slot);
     EXPECT_FALSE(t.gens.commit_pending(slot));
-    EXPECT_NE(lookup(t, 7, "q"), LookupStatus::Hit) << "bumped: stale for good";
+    EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Stale) << "bumped: stale for good";
 
     // A commit that aborts after announcing: entries stored meanwhile
     // become current again once it is withdrawn.
     std::vector<DepStamp> fresh = {{slot, 0, t.gens.read(slot)}};
     t.store.insert(parts(8, "r", "w", fresh), kNoLimit);
     t.gens.begin_commit(slot);
-    EXPECT_NE(lookup(t, 8, "r"), LookupStatus::Hit);
+    EXPECT_EQ(lookup(t, 8, "r"), LookupStatus::Miss);
     t.gens.end_commit(slot);
     EXPECT_EQ(lookup(t, 8, "r"), LookupStatus::Hit);
 }
