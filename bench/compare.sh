@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # pg_memo's performance targets, measured side by side in one run on a
 # 500,000-employee directory (pg_memo_directory). The comparisons of 1, 2, 5
-# and 7 alternate their two sides in pairs and report medians; 3 and 4 are
-# one run per side. Prints Markdown.
+# and 7 alternate their two sides in pairs and report medians; 3 runs its
+# two sides in pairs too, and 4 runs its three sides in rounds whose order
+# reverses every other round, medians again. Prints Markdown.
 #
 #   1. hits against the physical limit: cached_list_employees(1) against a
 #      20-row table holding the same rows, and a memo.count hit against a
@@ -28,7 +29,7 @@
 # writers' TPS is bound by the WAL's fsync, the noisiest part of this VM, so
 # they get --writer-pairs (default 10).
 # Needs root, pg_memo and pg_memo_directory installed (scripts/build.sh),
-# and for 2 the pgpool2 package. Takes about 18 minutes (23 with --pairs 5).
+# and for 2 the pgpool2 package. Takes about 22 minutes (32 with --pairs 5).
 # Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -142,6 +143,20 @@ pair() {
     printf "| %s | %s | %s | %.0f | %.0f | **%.2f** | %s / %s |\n", p, a, b, ma, mb, ma / mb, ra, rb }'
 }
 
+# medians NAME CLIENTS PROTOCOL SCRIPT...: PAIRS rounds of one run per
+# script, the order reversed every other round; prints the median TPS of
+# each script, in the order given.
+medians() {
+  local name=$1 clients=$2 protocol=$3 i s order=(); shift 3
+  for i in $(seq 1 "$PAIRS"); do
+    if [ $((i % 2)) -eq 1 ]; then order=("$@"); else mapfile -t order < <(printf '%s\n' "$@" | tac); fi
+    for s in "${order[@]}"; do run "${name}_${s}_$i" "$s" "$clients" "$protocol"; done
+  done
+  for s in "$@"; do
+    for i in $(seq 1 "$PAIRS"); do tps_of "$O/${name}_${s}_$i"; done | median
+  done | paste -sd' '
+}
+
 echo "Machine: $(machine_description)"
 echo "Cluster: bench/cluster.sh: unix socket, shared_buffers 1GB, jit off, autovacuum off,"
 echo "shared_preload_libraries = pg_memo only, pg_memo defaults (cache_size 64MB, singleflight on)."
@@ -165,11 +180,10 @@ done
 echo
 echo "## 3. Speed-up of the hot request over the uncached query (-c 8 -j 2, prepared)"
 echo
-run speedup_uncached uncached 8 prepared
-run speedup_cached cached 8 prepared
-awk -v u="$(tps_of "$O/speedup_uncached")" -v c="$(tps_of "$O/speedup_cached")" 'BEGIN {
-  printf "| uncached list_employees(1) | cached_list_employees(1) hit | speed-up |\n|---|---|---|\n"
-  printf "| %.1f TPS | %.0f TPS | **%.0fx** |\n\n", u, c, c / u }'
+echo '| protocol | A | B | TPS A | TPS B | A / B (speed-up) | runs A / runs B |'
+echo '|---|---|---|---|---|---|---|'
+pair speedup cached uncached 8 prepared
+echo
 
 # --- 2. pgpool-II's query cache -------------------------------------------------
 if [ "$PGPOOL" = yes ]; then
@@ -209,16 +223,13 @@ if [ "$PGPOOL" = yes ]; then
 fi
 
 # --- 4. Concurrency -------------------------------------------------------------
-echo "## 4. Hit TPS by clients (prepared; -j 2, -j 1 for one client)"
+echo "## 4. Hit TPS by clients (prepared; -j 2, -j 1 for one client; medians of $PAIRS rounds)"
 echo
 echo '| clients | cached_list_employees(1) hit TPS | floor_rows(1) TPS | page_snapshot TPS | hit / snapshot | floor / snapshot |'
 echo '|---|---|---|---|---|---|'
 for clients in 1 2 4 8 16 64 128; do
-  run "conc_cached_$clients" cached "$clients" prepared
-  run "conc_floor_$clients" floor "$clients" prepared
-  run "conc_snapshot_$clients" snapshot "$clients" prepared
-  awk -v n="$clients" -v c="$(tps_of "$O/conc_cached_$clients")" -v f="$(tps_of "$O/conc_floor_$clients")" \
-      -v s="$(tps_of "$O/conc_snapshot_$clients")" \
+  read -r c f s < <(medians "conc_$clients" "$clients" prepared cached floor snapshot)
+  awk -v n="$clients" -v c="$c" -v f="$f" -v s="$s" \
     'BEGIN {printf "| %d | %.0f | %.0f | %.0f | %.2f | %.2f |\n", n, c, f, s, c / s, f / s}'
 done
 echo
