@@ -228,7 +228,9 @@ echo
 echo '| clients | cached_list_employees(1) hit TPS | floor_rows(1) TPS | page_snapshot TPS | hit / snapshot | floor / snapshot |'
 echo '|---|---|---|---|---|---|'
 for clients in 1 2 4 8 16 64 128; do
-  read -r c f s < <(medians "conc_$clients" "$clients" prepared cached floor snapshot)
+  # Through a file, not a process substitution: set -e must see a failed run.
+  medians "conc_$clients" "$clients" prepared cached floor snapshot >"$O/conc_$clients.medians"
+  read -r c f s <"$O/conc_$clients.medians"
   awk -v n="$clients" -v c="$c" -v f="$f" -v s="$s" \
     'BEGIN {printf "| %d | %.0f | %.0f | %.0f | %.2f | %.2f |\n", n, c, f, s, c / s, f / s}'
 done
