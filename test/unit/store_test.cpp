@@ -25,6 +25,15 @@ LookupStatus lookup(TestStore &t, uint64_t hash, const std::string &key, std::st
 
 constexpr uint64_t kNoLimit = ~uint64_t(0);
 
+// Stores value under (hash, key) with one dependency, relation relid's
+// generation slot at its current value; returns the slot.
+uint32_t store_watching(TestStore &t, uint32_t relid, uint64_t hash, const char *key, const char *value = "v") {
+    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, relid);
+    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
+    t.store.insert(parts(hash, key, value, deps), kNoLimit);
+    return slot;
+}
+
 }  // namespace
 
 TEST(Store, EqualHashesDifferentKeysNeverConfuse) {
@@ -54,9 +63,7 @@ TEST(Store, SameKeyReplaces) {
 
 TEST(Store, GenerationBumpMakesEntryStale) {
     TestStore t(1 << 20);
-    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 16384);
-    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
-    t.store.insert(parts(9, "q", "v", deps), kNoLimit);
+    uint32_t slot = store_watching(t, 16384, 9, "q");
     EXPECT_EQ(lookup(t, 9, "q"), LookupStatus::Hit);
     t.gens.bump(slot);
     EXPECT_EQ(lookup(t, 9, "q"), LookupStatus::Stale);
@@ -70,9 +77,7 @@ TEST(Store, GenerationBumpMakesEntryStale) {
 // served: the committing transaction announced the slot before that.
 TEST(Store, CommitInProgressHidesTheEntry) {
     TestStore t(1 << 20);
-    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 16385);
-    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
-    t.store.insert(parts(7, "q", "v", deps), kNoLimit);
+    uint32_t slot = store_watching(t, 16385, 7, "q");
     EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Hit);
     t.gens.begin_commit(slot);
     EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Miss) << "announced, not yet bumped";
@@ -83,8 +88,7 @@ TEST(Store, CommitInProgressHidesTheEntry) {
 
     // A commit that aborts after announcing: entries stored meanwhile
     // become current again once it is withdrawn.
-    std::vector<DepStamp> fresh = {{slot, 0, t.gens.read(slot)}};
-    t.store.insert(parts(8, "r", "w", fresh), kNoLimit);
+    store_watching(t, 16385, 8, "r", "w");
     t.gens.begin_commit(slot);
     EXPECT_EQ(lookup(t, 8, "r"), LookupStatus::Miss);
     t.gens.end_commit(slot);
@@ -95,9 +99,7 @@ TEST(Store, CommitInProgressHidesTheEntry) {
 // abort. So it is neither counted as an invalidation nor removed as stale.
 TEST(Store, CommitInProgressIsNotStale) {
     TestStore t(1 << 20);
-    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 16386);
-    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
-    t.store.insert(parts(6, "q", "v", deps), kNoLimit);
+    uint32_t slot = store_watching(t, 16386, 6, "q");
     t.gens.begin_commit(slot);
     EXPECT_EQ(lookup(t, 6, "q"), LookupStatus::Miss);
     EXPECT_EQ(t.store.remove_stale(), 0u);
@@ -108,9 +110,7 @@ TEST(Store, CommitInProgressIsNotStale) {
 
 TEST(Store, OwnWritesBypassTheEntry) {
     TestStore t(1 << 20);
-    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 500);
-    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
-    t.store.insert(parts(3, "q", "v", deps), kNoLimit);
+    uint32_t slot = store_watching(t, 500, 3, "q");
     uint32_t written[1] = {slot};
     SlotSetView own{written, 1, SlotSetView::filter_bit(slot)};
     EXPECT_EQ(lookup(t, 3, "q", nullptr, own), LookupStatus::OwnWrites);
