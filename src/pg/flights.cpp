@@ -118,6 +118,25 @@ void drop_unrecorded_pin() {
     unrecorded_pin = 0;
 }
 
+// f(), but an error leaves the flight (and drops an unrecorded pin) before
+// it propagates: a savepoint that catches it must not leave the flight
+// Running for everyone else.
+template <typename F>
+auto leaving_flight_on_error(F f) -> decltype(f()) {
+    decltype(f()) result{};
+    PG_TRY();
+    {
+        result = f();
+    }
+    PG_CATCH();
+    {
+        flights_cleanup();
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    return result;
+}
+
 void exit_callback(int, Datum) {
     LWLockReleaseAll();  // a FATAL exit may come before the transaction abort
     flights_cleanup();
@@ -176,17 +195,7 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         // The check can raise (a relation gone): neither the pin nor the
         // flight may outlive it, even when a savepoint catches the error.
         unrecorded_pin = pinned;
-        bool allowed = false;
-        PG_TRY();
-        {
-            allowed = privileges_still_hold(sink.meta, sink.meta_len);
-        }
-        PG_CATCH();
-        {
-            flights_cleanup();
-            PG_RE_THROW();
-        }
-        PG_END_TRY();
+        bool allowed = leaving_flight_on_error([&] { return privileges_still_hold(sink.meta, sink.meta_len); });
         if (allowed) {
             unrecorded_pin = 0;  // the flight slot holds it from here
             sh.stats.add(stats_slot, kDoubleCheckHits);
@@ -303,17 +312,8 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         bool took_over = false;
         for (;;) {
             // Its own cancel or timeout leaves the flight and rethrows.
-            WaitOutcome outcome = WaitOutcome::Settled;
-            PG_TRY();
-            {
-                outcome = wait_for_flight(stats_slot, wait_start, guc_wait_timeout_ms);
-            }
-            PG_CATCH();
-            {
-                flights_cleanup();
-                PG_RE_THROW();
-            }
-            PG_END_TRY();
+            WaitOutcome outcome = leaving_flight_on_error(
+                [&] { return wait_for_flight(stats_slot, wait_start, guc_wait_timeout_ms); });
 
             if (outcome == WaitOutcome::TimedOut) {
                 sh.stats.add(stats_slot, kWaitTimeouts);
@@ -352,17 +352,9 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         if (state == FlightState::Done && entry) {
             CopyOutSink sink;
             LookupStatus got = sh.store.read_pinned(entry, sink);
-            bool allowed = false;
-            PG_TRY();  // the check can raise: leave the flight, as on a cancel
-            {
-                allowed = got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len);
-            }
-            PG_CATCH();
-            {
-                flights_cleanup();
-                PG_RE_THROW();
-            }
-            PG_END_TRY();
+            // The check can raise: leave the flight, as on a cancel.
+            bool allowed = leaving_flight_on_error(
+                [&] { return got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len); });
             if (allowed) {
                 sh.stats.add(stats_slot, kMisses);
                 sh.stats.add(stats_slot, kShared);
