@@ -81,7 +81,7 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
     build_list_query(fcinfo, &q);
 
     static text *count_name, *page_name;  // the cache names, built once
-    if (!count_name) {
+    if (!page_name) {  // the one built last: an error between them retries both
         MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
         count_name = cstring_to_text("employees.count");
         page_name = cstring_to_text("employees.page");

@@ -134,9 +134,10 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
 }
 
 // timezone_abbreviations' value. PostgreSQL exports no variable for it, and
-// GetConfigOption searches every setting by name: on every call, twice per
-// directory hit. The setting's variable is found once instead (built-in
-// settings never move); its value is read on each call.
+// GetConfigOption looks the setting up by name (a binary search with
+// case-insensitive compares): on every call, twice per directory hit. The
+// setting's variable is found once instead (built-in settings never move);
+// its value is read on each call.
 const char *timezone_abbreviations() {
     static char **variable = nullptr;
     if (!variable) {
