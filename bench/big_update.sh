@@ -41,7 +41,8 @@ for table in writes writes_unlogged; do
 done
 
 update_ms() {  # TABLE watch|unwatch
-  bench_psql -c "SELECT memo.$2('$1')" -c "VACUUM $1" -c 'CHECKPOINT' >/dev/null
+  # Called inside $(...), where set -e does not reach: fail explicitly.
+  bench_psql -c "SELECT memo.$2('$1')" -c "VACUUM $1" -c 'CHECKPOINT' >/dev/null || return 1
   bench_psql -c '\timing on' -c "UPDATE $1 SET n = n + 1 WHERE id <= 100000" |
     grep -oE 'Time: [0-9.]+' | grep -oE '[0-9.]+'
 }

@@ -29,7 +29,7 @@
 # writers' TPS is bound by the WAL's fsync, the noisiest part of this VM, so
 # they get --writer-pairs (default 10).
 # Needs root, pg_memo and pg_memo_directory installed (scripts/build.sh),
-# and for 2 the pgpool2 package. Takes about 22 minutes (32 with --pairs 5).
+# and for 2 the pgpool2 package. Takes about 20 minutes (30 with --pairs 5).
 # Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
