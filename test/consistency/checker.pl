@@ -11,8 +11,9 @@
 #   test/consistency/checker.pl --reads 100000 --writers 2 --readers 4
 #
 # Run as root it re-runs itself as the postgres OS user (initdb refuses
-# root). Exits 1 if any mismatch was found, a worker failed or fewer than
-# --reads reads were checked.
+# root). Exits 1 if any mismatch was found, a worker failed, fewer than
+# --reads reads were checked, a read raised an error or the directory's
+# derived columns were found inconsistent.
 use strict;
 use warnings;
 use FindBin;
@@ -87,7 +88,8 @@ if (-s "$dir/problems.log") {
     print "first lines of the problems log:\n", @lines[0 .. ($#lines < 40 ? $#lines : 40)];
 }
 print "cluster kept in $dir\n" if $opt{keep};
-# The same verdict as test/t/003_consistency.pl's.
+# Fails on every error test/t/003_consistency.pl fails on (003 also checks
+# how much was covered).
 exit($n->{mismatches} || $n->{worker_failures} || $n->{checked} < $opt{reads}
-     || ($n->{'reads.error'} // 0) || ($n->{'repeatable_read.error'} // 0)
+     || $n->{'reads.error'} || $n->{'repeatable_read.error'}
      || $stats->{directory_inconsistencies} ? 1 : 0);

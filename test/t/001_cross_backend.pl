@@ -151,7 +151,7 @@ is($sub->safe_psql('postgres', $sub_count), $expected + 1, 'an applied DELETE in
 $node->safe_psql('postgres', q{TRUNCATE emp});
 $node->wait_for_catchup('emp_sub');
 is($sub->safe_psql('postgres', $sub_count), '0', 'an applied TRUNCATE invalidates');
-is($sub->safe_psql('postgres', q{SELECT hits FROM memo.stats WHERE cache_name = 'sub'}), '1',
+is(memo_stat($sub, 'sub', 'hits'), '1',
     'only the unchanged call was a hit');
 $sub->safe_psql('postgres', 'DROP SUBSCRIPTION emp_sub');
 $sub->stop;

@@ -553,7 +553,7 @@ is($node->safe_psql('postgres', q{SELECT bool_and(triggers_enabled) FROM memo.wa
 my $known = q{SELECT memo.count('fz.after', 'SELECT * FROM fz WHERE id <= $1::int', '{50}')};
 is($node->safe_psql('postgres', $known), '50', 'a known count is right after the fuzzing');
 is($node->safe_psql('postgres', $known), '50', 'and right from the cache');
-is($node->safe_psql('postgres', q{SELECT hits FROM memo.stats WHERE cache_name = 'fz.after'}), '1',
+is(memo_stat($node, 'fz.after', 'hits'), '1',
    'the second call was a hit');
 $node->safe_psql('postgres', q{INSERT INTO fz (id) VALUES (0)});
 is($node->safe_psql('postgres', $known), '51', 'a committed write still invalidates');
@@ -585,12 +585,12 @@ $node->safe_psql('postgres', q{
       FROM generate_series(1, 100) g});
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.stats'), '16',
    'the statistics table holds pg_memo.max_cache_names rows, (other) included');
-is($node->safe_psql('postgres', q{SELECT calls FROM memo.stats WHERE cache_name = '(other)'}), '85',
+is(memo_stat($node, '(other)', 'calls'), '85',
    'the names that found no row are counted in (other)');
 my $known_other = q{SELECT memo.count('fill.more', 'SELECT * FROM fz WHERE id <= $1::int', '{7}')};
 is($node->safe_psql('postgres', $known_other) . ' ' . $node->safe_psql('postgres', $known_other), '8 8',
    'a name counted in (other) is cached and right');
-is($node->safe_psql('postgres', q{SELECT hits FROM memo.stats WHERE cache_name = '(other)'}), '1',
+is(memo_stat($node, '(other)', 'hits'), '1',
    'and its second call was a hit');
 
 $node->stop;
