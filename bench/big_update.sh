@@ -15,7 +15,7 @@
 # medians, the median of the pairs' ratios, and EXPLAIN ANALYZE's line for
 # the trigger.
 #
-#   bench/big_update.sh [--pairs N]      (default 100; about 80 seconds)
+#   bench/big_update.sh [--pairs N]      (default 100; about a minute)
 # Needs root and an installed pg_memo (scripts/build.sh). Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
