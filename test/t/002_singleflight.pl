@@ -33,41 +33,15 @@ sub hold_table {
     return $blocker;
 }
 
-# Starts $sql in a new session without waiting for it; returns the session
-# and its backend pid.
-sub start_call {
-    my ($sql, %opts) = @_;
-    my $s = $node->background_psql('postgres', on_error_stop => 0);
-    my $pid = $s->query_safe('SELECT pg_backend_pid()');
-    $s->query_safe($opts{setup}) if $opts{setup};
-    $s->query_until(qr/started/, "\\echo started\n$sql;\n");
-    return ($s, $pid);
-}
-
-# Waits for the started call to finish; returns (stdout, stderr).
-sub finish_call {
-    my ($s) = @_;
-    my ($out) = $s->query('SELECT 1 AS finished');
-    my $err = $s->{stderr};
-    $s->quit;
-    $out =~ s/\n?1\s*$//;  # drop the marker query's row
-    return ($out, $err);
-}
-
-sub wait_until {
-    my ($query, $what) = @_;
-    $node->poll_query_until('postgres', $query) or die "timed out waiting for $what";
-}
-
 sub waiting_on_flight {
     my ($n) = @_;
-    wait_until("SELECT count(*) = $n FROM pg_stat_activity WHERE wait_event_type = 'Extension'",
+    wait_until($node, "SELECT count(*) = $n FROM pg_stat_activity WHERE wait_event_type = 'Extension'",
         "$n waiters on the flight");
 }
 
 sub waiting_on_lock {
     my ($pid) = @_;
-    wait_until("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $pid",
+    wait_until($node, "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $pid",
         "backend $pid to wait on the table lock");
 }
 
@@ -76,9 +50,9 @@ my $count = q{SELECT memo.count('%s', 'SELECT * FROM emp WHERE scope = $1', '{%s
 # 1. N concurrent misses on one key: one computation, N-1 shared results.
 {
     my $blocker = hold_table();
-    my ($leader, $leader_pid) = start_call(sprintf($count, 'one', 's1'));
+    my ($leader, $leader_pid) = start_call($node, sprintf($count, 'one', 's1'));
     waiting_on_lock($leader_pid);
-    my @w = map { [start_call(sprintf($count, 'one', 's1'))] } 1 .. $waiters;
+    my @w = map { [start_call($node, sprintf($count, 'one', 's1'))] } 1 .. $waiters;
     waiting_on_flight($waiters);
     is($node->safe_psql('postgres', q{SELECT waiters FROM memo.flights WHERE cache_name = 'one'}),
         $waiters, 'memo.flights shows the waiters');
@@ -97,12 +71,12 @@ my $count = q{SELECT memo.count('%s', 'SELECT * FROM emp WHERE scope = $1', '{%s
 {
     my $blocker = hold_table();
     my $list = q{SELECT string_agg(id::text, ',') FROM memo.list('two', 'SELECT id FROM emp WHERE scope = $1 ORDER BY id', '{%s}') AS t(id int)};
-    my ($l1, $p1) = start_call(sprintf($list, 's0'));
-    my ($l2, $p2) = start_call(sprintf($list, 's1'));
+    my ($l1, $p1) = start_call($node, sprintf($list, 's0'));
+    my ($l2, $p2) = start_call($node, sprintf($list, 's1'));
     waiting_on_lock($p1);
     waiting_on_lock($p2);
-    my ($w1) = start_call(sprintf($list, 's0'));
-    my ($w2) = start_call(sprintf($list, 's1'));
+    my ($w1) = start_call($node, sprintf($list, 's0'));
+    my ($w2) = start_call($node, sprintf($list, 's1'));
     waiting_on_flight(2);
     $blocker->query_safe('COMMIT');
     $blocker->quit;
@@ -118,9 +92,9 @@ my $count = q{SELECT memo.count('%s', 'SELECT * FROM emp WHERE scope = $1', '{%s
 for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     my $cache = "takeover_$how";
     my $blocker = hold_table();
-    my ($leader, $leader_pid) = start_call(sprintf($count, $cache, 's0'));
+    my ($leader, $leader_pid) = start_call($node, sprintf($count, $cache, 's0'));
     waiting_on_lock($leader_pid);
-    my @w = map { [start_call(sprintf($count, $cache, 's0'))] } 1 .. $waiters;
+    my @w = map { [start_call($node, sprintf($count, $cache, 's0'))] } 1 .. $waiters;
     waiting_on_flight($waiters);
     $node->safe_psql('postgres', "SELECT $how($leader_pid)");
     # The new leader waits on the lock; the others keep waiting on the flight.
@@ -131,7 +105,7 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
         like((finish_call($leader))[1], qr/canceling statement due to user request/,
             "$how: the leader got its own error");
     } else {
-        wait_until("SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $leader_pid", 'the leader to exit');
+        wait_until($node, "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $leader_pid", 'the leader to exit');
         $leader->{run}->kill_kill;  # its psql lost the connection
         pass("$how: the leader's backend is gone");
     }
@@ -148,9 +122,9 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     $node->safe_psql('postgres', q{UPDATE emp SET divisor = 0 WHERE id = 3});
     my $q = q{SELECT memo.count('fails', 'SELECT * FROM emp WHERE 1 / divisor > 0')};
     my $blocker = hold_table();
-    my ($leader, $leader_pid) = start_call($q);
+    my ($leader, $leader_pid) = start_call($node, $q);
     waiting_on_lock($leader_pid);
-    my @w = map { [start_call($q)] } 1 .. $waiters;
+    my @w = map { [start_call($node, $q)] } 1 .. $waiters;
     waiting_on_flight($waiters);
     $blocker->query_safe('COMMIT');
     $blocker->quit;
@@ -167,9 +141,9 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
 # 5. A waiter is cancelled: the leader and the other waiters are unaffected.
 {
     my $blocker = hold_table();
-    my ($leader, $leader_pid) = start_call(sprintf($count, 'waiter_cancel', 's1'));
+    my ($leader, $leader_pid) = start_call($node, sprintf($count, 'waiter_cancel', 's1'));
     waiting_on_lock($leader_pid);
-    my @w = map { [start_call(sprintf($count, 'waiter_cancel', 's1'))] } 1 .. $waiters;
+    my @w = map { [start_call($node, sprintf($count, 'waiter_cancel', 's1'))] } 1 .. $waiters;
     waiting_on_flight($waiters);
     my $victim = $w[0][1];
     $node->safe_psql('postgres', "SELECT pg_cancel_backend($victim)");
@@ -187,9 +161,9 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
 # 6. pg_memo.wait_timeout: a waiter that waits too long computes on its own.
 {
     my $blocker = hold_table();
-    my ($leader, $leader_pid) = start_call(sprintf($count, 'timeout', 's0'));
+    my ($leader, $leader_pid) = start_call($node, sprintf($count, 'timeout', 's0'));
     waiting_on_lock($leader_pid);
-    my ($w, $w_pid) = start_call(sprintf($count, 'timeout', 's0'), setup => q{SET pg_memo.wait_timeout = '100ms'});
+    my ($w, $w_pid) = start_call($node, sprintf($count, 'timeout', 's0'), setup => q{SET pg_memo.wait_timeout = '100ms'});
     # After its timeout the waiter computes itself and meets the table lock.
     waiting_on_lock($w_pid);
     $blocker->query_safe('COMMIT');
@@ -208,7 +182,7 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     $l->query_safe('BEGIN');
     $l->query_until(qr/started/, "\\echo started\n" . sprintf($count, 'rollback', 's1') . ";\n");
     waiting_on_lock($l_pid);
-    my ($w) = start_call(sprintf($count, 'rollback', 's1'));
+    my ($w) = start_call($node, sprintf($count, 'rollback', 's1'));
     waiting_on_flight(1);
     $blocker->query_safe('COMMIT');
     $blocker->quit;
@@ -223,7 +197,7 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
 {
     my $blocker = hold_table();
     my $setup = q{SET pg_memo.singleflight = off};
-    my @s = map { [start_call(sprintf($count, 'off', 's1'), setup => $setup)] } 1 .. 3;
+    my @s = map { [start_call($node, sprintf($count, 'off', 's1'), setup => $setup)] } 1 .. 3;
     waiting_on_lock($_->[1]) for @s;
     $blocker->query_safe('COMMIT');
     $blocker->quit;
@@ -236,7 +210,7 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
 {
     $node->safe_psql('postgres', q{CREATE ROLE memo_peeker LOGIN});
     my $blocker = hold_table();
-    my ($leader, $leader_pid) = start_call(sprintf($count, 'peek', 's1'));
+    my ($leader, $leader_pid) = start_call($node, sprintf($count, 'peek', 's1'));
     waiting_on_lock($leader_pid);
     is($node->safe_psql('postgres', q{SELECT query FROM memo.flights WHERE cache_name = 'peek'}),
         'SELECT * FROM emp WHERE scope = $1', 'the superuser sees the query');
@@ -253,9 +227,9 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     $node->append_conf('postgresql.conf', 'pg_memo.max_flights = 1');
     $node->restart;
     my $blocker = hold_table();
-    my ($a, $a_pid) = start_call(sprintf($count, 'full', 's0'));
+    my ($a, $a_pid) = start_call($node, sprintf($count, 'full', 's0'));
     waiting_on_lock($a_pid);
-    my ($b, $b_pid) = start_call(sprintf($count, 'full', 's1'));
+    my ($b, $b_pid) = start_call($node, sprintf($count, 'full', 's1'));
     waiting_on_lock($b_pid);
     $blocker->query_safe('COMMIT');
     $blocker->quit;

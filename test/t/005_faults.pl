@@ -244,13 +244,6 @@ sub hold_items {
     $blocker->query_safe('LOCK TABLE items IN ACCESS EXCLUSIVE MODE');
     return $blocker;
 }
-sub start_call {
-    my ($sql) = @_;
-    my $s = $node->background_psql('postgres', on_error_stop => 0);
-    my $pid = $s->query_safe('SELECT pg_backend_pid()');
-    $s->query_until(qr/started/, "\\echo started\n$sql;\n");
-    return ($s, $pid);
-}
 # psql exits when it loses its connection: collect what it printed.
 sub lost_session_stderr {
     my ($s) = @_;
@@ -268,7 +261,7 @@ for my $crash (1 .. $scale{crashes}) {
     ok(info()->{entries} > 0, "crash $crash: the cache holds entries before the crash");
 
     my $blocker = hold_items();
-    my ($leader, $leader_pid) = start_call($crash_sql);
+    my ($leader, $leader_pid) = start_call($node, $crash_sql);
     $node->poll_query_until('postgres',
         "SELECT wait_event_type = 'Lock' OR state = 'idle' FROM pg_stat_activity WHERE pid = $leader_pid")
       or die 'the leader neither blocked nor finished';
@@ -277,7 +270,7 @@ for my $crash (1 .. $scale{crashes}) {
         $_->quit for $leader, $blocker;
         next;
     }
-    my @waiters = map { [start_call($crash_sql)] } 1 .. 3;
+    my @waiters = map { [start_call($node, $crash_sql)] } 1 .. 3;
     $node->poll_query_until('postgres', q{SELECT waiters = 3 FROM memo.flights WHERE cache_name = 'faults.crash'})
       or die 'the waiters did not join';
     is(sql_value(q{SELECT leader_pid FROM memo.flights WHERE cache_name = 'faults.crash'}), $leader_pid,
