@@ -61,6 +61,12 @@ public:
         return pending_[slot].load(std::memory_order_seq_cst) != 0;
     }
 
+    bool any_commit_pending(const DepStamp *deps, uint32_t ndeps) const noexcept {
+        for (uint32_t i = 0; i < ndeps; i++)
+            if (commit_pending(deps[i].slot)) return true;
+        return false;
+    }
+
     // Stale: a stamp no longer matches its counter, for good. CommitPending:
     // none is stale, but a commit on one of the slots is in progress; the
     // entry must not be served now, and is current again if that commit

@@ -12,7 +12,8 @@
 //     waiter takes over as leader of the same flight.
 //   - Waiters validate the published entry like a hit (generations still
 //     current, privileges), so a commit that happened after the leader read
-//     its generations is never hidden from them: they retry instead.
+//     its generations is never hidden from them: they retry instead, as
+//     when a commit is in progress (the new leader waits for it).
 //   - The last participant to leave frees the slot, its key block, and the
 //     pin. Errors (PG_CATCH), transaction abort and process exit all leave.
 //   - No hangs: waits are interruptible and bounded by pg_memo.wait_timeout;
@@ -362,7 +363,9 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
                 return Result{sink.payload, sink.payload_len};
             }
             leave_flight();
-            if (got == LookupStatus::Stale) continue;  // a commit since: fly again
+            // A commit since, or one in progress (the next leader waits for
+            // it): fly again rather than everyone computing alone.
+            if (got == LookupStatus::Stale || got == LookupStatus::Miss) continue;
             break;
         }
         // Done without a storable result: everyone computes for itself.

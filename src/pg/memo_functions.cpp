@@ -287,8 +287,14 @@ Result encode_spi_result(Kind kind, MemoryContext ctx) {
     return r;
 }
 
+// Whether a result computed with this analysis may be stored.
+bool storable(const Analysis &analysis, bool bypass) {
+    return !bypass && analysis.uncacheable == Uncacheable::No &&
+           !own_writes().intersects(analysis.deps, analysis.ndeps);
+}
+
 // Runs the query uncached: analysis, generations, then a fresh snapshot.
-Result compute(const Call &call, Analysis *analysis) {
+Result compute(const Call &call, Analysis *analysis, bool bypass) {
     MemoryContext caller_ctx = CurrentMemoryContext;
     char *statement = nullptr;  // wanted only to wrap a count
     const char *sql = text_to_cstring(call.query);
@@ -326,6 +332,7 @@ Result compute(const Call &call, Analysis *analysis) {
 
     // The order is the protocol: generations first, snapshot second. A
     // commit in between leaves this entry born stale, never stale forever.
+    if (storable(*analysis, bypass)) wait_for_commits_in_progress(*analysis);
     read_generations(analysis);
     SPIExecuteOptions options;
     memset(&options, 0, sizeof options);
@@ -425,14 +432,12 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bo
     instr_time start, elapsed;
     sh.stats.add(slot, kComputations);  // counted even if the query then fails
     INSTR_TIME_SET_CURRENT(start);
-    Result r = compute(call, &analysis);
+    Result r = compute(call, &analysis, bypass);
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
     sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));
 
-    bypass = bypass || analysis.uncacheable != Uncacheable::No ||
-             own_writes().intersects(analysis.deps, analysis.ndeps);
-    if (bypass) {
+    if (!storable(analysis, bypass)) {
         sh.stats.add(slot, kBypasses);
     } else {
         sh.stats.add(slot, kMisses);

@@ -36,6 +36,7 @@ int guc_max_cache_names = 1000;
 int guc_max_flights = 1024;
 bool guc_singleflight = true;
 int guc_wait_timeout_ms = 10000;
+int guc_commit_wait_ms = 100;
 
 namespace {
 
@@ -148,6 +149,12 @@ void define_settings() {
         "pg_memo.wait_timeout", "Longest a miss waits for another backend's computation.",
         "After it, the waiter computes on its own (counted as wait_timeouts).", &guc_wait_timeout_ms,
         10000, 1, INT_MAX, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.commit_wait_timeout",
+        "Longest a computation waits for a commit in progress on a table it reads.",
+        "Waiting lets the result include that commit, so that the commit does not make it stale "
+        "at once; 0 computes without waiting.",
+        &guc_commit_wait_ms, 100, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_memo");
 }
 

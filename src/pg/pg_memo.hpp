@@ -39,6 +39,7 @@ extern int guc_max_cache_names;     // pg_memo.max_cache_names
 extern int guc_max_flights;         // pg_memo.max_flights
 extern bool guc_singleflight;       // pg_memo.singleflight
 extern int guc_wait_timeout_ms;     // pg_memo.wait_timeout
+extern int guc_commit_wait_ms;      // pg_memo.commit_wait_timeout
 
 // The shared state, attached in this process. Raises 55000 unless pg_memo is
 // in shared_preload_libraries.
@@ -96,6 +97,11 @@ struct Analysis {
 // Checks that query is one cacheable SELECT over watched tables (ERROR if
 // not) and collects its dependencies and privilege checks.
 void analyze_query(Query *query, const Oid *search_path, int search_path_len, Analysis *out);
+
+// Waits, at most pg_memo.commit_wait_timeout, while a commit on one of the
+// dependencies is in progress. Call before read_generations, when the
+// result is to be stored: the commit would make it stale as soon as it lands.
+void wait_for_commits_in_progress(const Analysis &analysis);
 
 // Stamps each dependency with its counter's current value. Call before the
 // computation's snapshot is taken.

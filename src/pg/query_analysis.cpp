@@ -21,6 +21,9 @@ extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_func.h"
 #include "parser/parser.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/latch.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -346,6 +349,30 @@ void analyze_query(Query *query, const Oid *search_path, int search_path_len, An
     for (uint32_t i = 0; i < c.nslots; i++) out->deps[i].slot = c.slots[i];
     out->meta = encode_permissions(c.perm_rtes, &out->meta_len);
     out->uncacheable = c.uncacheable;
+}
+
+// A commit in progress is about to become visible: it is flushing its WAL,
+// or waiting for a synchronous standby. A result computed before it lands is
+// stale at once, and every caller computes again. Waiting lets the
+// generations read next, and the snapshot taken after them, include it.
+void wait_for_commits_in_progress(const Analysis &analysis) {
+    Generations &gens = shared_state().gens;
+    if (guc_commit_wait_ms <= 0 || !gens.any_commit_pending(analysis.deps, analysis.ndeps)) return;
+    instr_time start;
+    INSTR_TIME_SET_CURRENT(start);
+    do {
+        instr_time waited;
+        INSTR_TIME_SET_CURRENT(waited);
+        INSTR_TIME_SUBTRACT(waited, start);
+        long remaining = guc_commit_wait_ms - long(INSTR_TIME_GET_MILLISEC(waited));
+        if (remaining <= 0) return;
+        // The committer signals no one (its commit callback must stay
+        // cheap): poll every millisecond, interruptibly.
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Min(remaining, 1L),
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    } while (gens.any_commit_pending(analysis.deps, analysis.ndeps));
 }
 
 void read_generations(Analysis *analysis) {
