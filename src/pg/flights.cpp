@@ -12,8 +12,8 @@
 //     waiter takes over as leader of the same flight.
 //   - Waiters validate the published entry like a hit (generations still
 //     current, privileges), so a commit that happened after the leader read
-//     its generations is never hidden from them: they retry instead, as
-//     when a commit is in progress (the new leader waits for it).
+//     its generations is never hidden from them: they retry instead (once
+//     when a commit is in progress, for a new leader that waits for it).
 //   - The last participant to leave frees the slot, its key block, and the
 //     pin. Errors (PG_CATCH), transaction abort and process exit all leave.
 //   - No hangs: waits are interruptible and bounded by pg_memo.wait_timeout;
@@ -295,6 +295,7 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
     instr_time wait_start;
     INSTR_TIME_SET_CURRENT(wait_start);
 
+    bool flew_again_for_commit = false;
     for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
         Role role = join_or_lead(key, stats_slot);
         if (role == Role::NoFlight) {
@@ -363,9 +364,15 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
                 return Result{sink.payload, sink.payload_len};
             }
             leave_flight();
-            // A commit since, or one in progress (the next leader waits for
-            // it): fly again rather than everyone computing alone.
-            if (got == LookupStatus::Stale || got == LookupStatus::Miss) continue;
+            if (got == LookupStatus::Stale) continue;  // a commit since: fly again
+            // A commit in progress hides the entry. The next leader waits for
+            // it, so fly again, once: a commit that stays in progress (a
+            // synchronous standby that does not answer) must not make every
+            // waiter wait for round after round of leaders.
+            if (got == LookupStatus::Miss && !flew_again_for_commit) {
+                flew_again_for_commit = true;
+                continue;
+            }
             break;
         }
         // Done without a storable result: everyone computes for itself.

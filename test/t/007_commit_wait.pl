@@ -90,5 +90,40 @@ sub let_commit_finish {
     is($node->safe_psql('postgres', $count), '6', 'after the commit, the row is seen');
 }
 
+# 4. Waiters whose leader did not wait (commit_wait_timeout = 0 in its
+#    session) find its entry behind the commit in progress. They fly again
+#    behind a new leader that waits for the commit, rather than each
+#    computing alone without it. The leader is held in its parse by a lock
+#    on a second table the query reads, until every waiter has joined.
+{
+    $node->safe_psql('postgres', q{CREATE TABLE u (id int); INSERT INTO u VALUES (1); SELECT memo.watch('u')});
+    my $join = q{SELECT memo.count('j', 'SELECT * FROM t, u', '{}')};
+    my $waiters = 3;
+    my ($w, $w_pid) = commit_in_progress(7);
+    my $blocker = $node->background_psql('postgres');
+    $blocker->query_safe('BEGIN; LOCK TABLE u IN ACCESS EXCLUSIVE MODE');
+    my ($leader, $leader_pid) = start_call($node, $join, setup => q{SET pg_memo.commit_wait_timeout = 0});
+    wait_until($node, "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $leader_pid",
+        'the leader to wait for the lock');
+    my @w = map { [start_call($node, $join, setup => q{SET pg_memo.commit_wait_timeout = '5min'})] } 1 .. $waiters;
+    wait_until($node, "SELECT count(*) = $waiters FROM pg_stat_activity WHERE wait_event_type = 'Extension'",
+        'the waiters to join the flight');
+    $blocker->query_safe('COMMIT');
+    $blocker->quit;
+    like((finish_call($leader))[0], qr/^\s*6\s*$/m, 'the leader computed without the commit in progress');
+    # One waiter now leads a new flight and waits for the commit; the others
+    # wait on its flight.
+    my $others = $waiters - 1;
+    wait_until($node, qq{SELECT count(*) = 1 FROM memo.flights f JOIN pg_stat_activity a ON a.pid = f.leader_pid
+                         WHERE f.cache_name = 'j' AND f.state = 'running' AND f.waiters = $others
+                           AND a.wait_event_type = 'Extension'},
+        'a new leader to wait for the commit, with the other waiters on its flight');
+    let_commit_finish($w, $w_pid);
+    my @results = map { (finish_call($_->[0]))[0] } @w;
+    is(scalar(grep { /^\s*7\s*$/m } @results), $waiters, 'every waiter returns the committed row');
+    is(memo_stat($node, 'j', 'computations'), '2', 'two computations: the first leader and the new one');
+    is(memo_stat($node, 'j', 'shared'), $waiters - 1, 'the new leader served the other waiters');
+}
+
 $node->stop;
 done_testing();
