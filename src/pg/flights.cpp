@@ -379,7 +379,7 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         leave_flight();
         break;
     }
-    return compute_and_store(call, key, stats_slot, false, nullptr);
+    return compute_and_store(call, key, stats_slot, false, nullptr, !flew_again_for_commit);
 }
 
 }  // namespace pgmemo

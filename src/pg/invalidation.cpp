@@ -17,8 +17,11 @@
 //   - At pre-commit the marked counters are announced as committing, before
 //     the commit is visible; until the bump lowers that again, no entry
 //     depending on them is served (Generations::check).
-//   - XACT_EVENT_COMMIT runs after the commit is visible to new snapshots:
-//     it bumps every marked counter. It only does atomic increments.
+//   - The commit is visible to new snapshots before XACT_EVENT_COMMIT, but
+//     its catalog invalidations are sent only after it (AtEOXact_Inval). The
+//     bump waits for them, in the resource release that follows, so that a
+//     reader that sees a bumped counter also receives the invalidations of
+//     the commit that bumped it. It only does atomic increments.
 //   - Abort forgets the marks: rolled-back writes never happened.
 #include "memoize.hpp"
 
@@ -36,6 +39,7 @@ extern "C" {
 #include "commands/trigger.h"
 #include "miscadmin.h"
 #include "storage/sinval.h"
+#include "utils/resowner.h"
 #include "access/relation.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
@@ -67,6 +71,7 @@ bool changed_routines = false;     // a function or operator was created or chan
 bool dropped_type = false;         // a standalone type was dropped
 bool changed_names_now = false;    // a relation or type was created, renamed or moved
 uint32_t pending_count = 0;        // written_slots[0..n) whose commit is announced
+bool commit_to_publish = false;    // committed; bumped once its invalidations are out
 
 // Objects whose creation, renaming or move can change what a name means,
 // resolved at pre-commit when the catalogs show them (TopTransactionContext).
@@ -188,6 +193,20 @@ void refuse_prepare(const char *message) {
                     errhint("Commit this transaction without two-phase commit.")));
 }
 
+// Bumps the marked counters and withdraws their announcement. Must not
+// fail: atomics only.
+void publish_commit() {
+    if (written_count > 0) {
+        Shared &sh = shared_state();
+        for (uint32_t i = 0; i < written_count; i++) sh.gens.bump(written_slots[i]);
+        end_commit();
+        // A dropped table's entries can never be hit again: give
+        // their memory back now rather than when eviction finds them.
+        if (dropped_relation) sh.store.remove_stale();
+    }
+    forget_transaction();
+}
+
 void memo_xact_callback(XactEvent event, void *) {
     switch (event) {
         case XACT_EVENT_PRE_COMMIT:
@@ -217,20 +236,15 @@ void memo_xact_callback(XactEvent event, void *) {
             break;
         }
         case XACT_EVENT_COMMIT:
+            // Visible to new snapshots now; its invalidations go out next.
+            commit_to_publish = true;
+            break;
         case XACT_EVENT_PREPARE:
-            // Visible to new snapshots now. Must not fail: atomics only.
-            if (written_count > 0) {
-                Shared &sh = shared_state();
-                for (uint32_t i = 0; i < written_count; i++) sh.gens.bump(written_slots[i]);
-                end_commit();
-                // A dropped table's entries can never be hit again: give
-                // their memory back now rather than when eviction finds them.
-                if (dropped_relation) sh.store.remove_stale();
-            }
-            forget_transaction();
+            publish_commit();  // DDL only, whose locks outlast it (see above)
             break;
         case XACT_EVENT_ABORT:
         case XACT_EVENT_PARALLEL_ABORT:
+            commit_to_publish = false;
             end_commit();  // a failure between pre-commit and commit
             forget_transaction();
             flights_cleanup();  // normally done already by the flight's own PG_CATCH
@@ -335,8 +349,17 @@ void mark_rows_written(Oid relid) {
     wrote_watched_rows = true;
 }
 
+// The lock phase of a top-level commit's resource release comes after
+// AtEOXact_Inval has sent the commit's invalidations: publish it there.
+void memo_resource_release(ResourceReleasePhase phase, bool is_commit, bool is_top_level, void *) {
+    if (phase != RESOURCE_RELEASE_LOCKS || !is_commit || !is_top_level || !commit_to_publish) return;
+    commit_to_publish = false;
+    publish_commit();
+}
+
 void register_invalidation_callbacks() {
     RegisterXactCallback(memo_xact_callback, nullptr);
+    RegisterResourceReleaseCallback(memo_resource_release, nullptr);
     prev_object_access_hook = object_access_hook;
     object_access_hook = memo_object_access;
 }

@@ -23,12 +23,14 @@ extern "C" {
 #include "parser/parser.h"
 #include "pgtime.h"
 #include "portability/instr_time.h"
+#include "storage/sinval.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/bytea.h"
 #include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_locale.h"
@@ -293,8 +295,15 @@ bool storable(const Analysis &analysis, bool bypass) {
            !own_writes().intersects(analysis.deps, analysis.ndeps);
 }
 
-// Runs the query uncached: analysis, generations, then a fresh snapshot.
-Result compute(const Call &call, Analysis *analysis, bool bypass) {
+// The query parsed, analyzed and with its parameters bound, inside an SPI
+// connection.
+struct PreparedQuery {
+    SPIPlanPtr plan;
+    ParamListInfo params;
+};
+
+// Connects to SPI, parses and analyzes the query, and binds its parameters.
+PreparedQuery prepare_query(const Call &call, Analysis *analysis) {
     MemoryContext caller_ctx = CurrentMemoryContext;
     char *statement = nullptr;  // wanted only to wrap a count
     const char *sql = text_to_cstring(call.query);
@@ -328,22 +337,63 @@ Result compute(const Call &call, Analysis *analysis, bool bypass) {
                   analysis);
     MemoryContextSwitchTo(spi_ctx);
 
-    ParamListInfo params = bind_parameters(call, vp);
+    return PreparedQuery{plan, bind_parameters(call, vp)};
+}
 
-    // The order is the protocol: generations first, snapshot second. A
-    // commit in between leaves this entry born stale, never stale forever.
-    if (storable(*analysis, bypass)) wait_for_commits_in_progress(*analysis);
-    read_generations(analysis);
-    SPIExecuteOptions options;
-    memset(&options, 0, sizeof options);
-    options.params = params;
-    options.read_only = false;  // volatile: a new snapshot, not the caller's
-    int rc = SPI_execute_plan_extended(plan, &options);
-    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
+// Analyses of one computation, at most, while catalog changes keep arriving.
+constexpr int kMaxAnalyses = 3;
 
-    Result r = encode_spi_result(call.kind, caller_ctx);
-    SPI_finish();
-    return r;
+// Runs the query uncached: analysis, generations, then a fresh snapshot.
+//
+// The analysis (what the text means: its relations, their partitions, the
+// functions it calls) must be no older than the generations, or a catalog
+// change that is already counted in them could be missing from it, and the
+// entry would never be invalidated for it (a new partition's writes, say).
+// A commit publishes its bump only after its invalidations are sent
+// (invalidation.cpp), so any such change shows as an invalidation received
+// after the generations are read: then the query is analyzed again.
+Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_commits) {
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    bool waited = false;
+    for (int analyses = 1;; analyses++) {
+        AcceptInvalidationMessages();
+        uint64 invalidations_seen = SharedInvalidMessageCounter;
+        PreparedQuery q = prepare_query(call, analysis);
+
+        // A commit in progress would make the result stale as soon as it
+        // lands: wait for it, once, then analyze again (it may have changed
+        // what the query means).
+        if (!waited && wait_for_commits && storable(*analysis, bypass) &&
+            wait_for_commits_in_progress(*analysis)) {
+            waited = true;
+            SPI_finish();
+            continue;
+        }
+
+        // The order is the protocol: generations first, snapshot second. A
+        // commit in between leaves this entry born stale, never stale forever.
+        read_generations(analysis);
+        AcceptInvalidationMessages();
+        if (SharedInvalidMessageCounter != invalidations_seen && storable(*analysis, bypass)) {
+            if (analyses < kMaxAnalyses) {
+                SPI_finish();
+                continue;
+            }
+            analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
+        }
+
+        SPIExecuteOptions options;
+        memset(&options, 0, sizeof options);
+        options.params = q.params;
+        options.read_only = false;  // volatile: a new snapshot, not the caller's
+        int rc = SPI_execute_plan_extended(q.plan, &options);
+        if (rc != SPI_OK_SELECT)
+            elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
+
+        Result r = encode_spi_result(call.kind, caller_ctx);
+        SPI_finish();
+        return r;
+    }
 }
 
 bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
@@ -425,14 +475,15 @@ bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, Arra
     return true;
 }
 
-Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bool bypass, uint64_t *pinned) {
+Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bool bypass, uint64_t *pinned,
+                         bool wait_for_commits) {
     Shared &sh = shared_state();
     if (pinned) *pinned = 0;
     Analysis analysis{};
     instr_time start, elapsed;
     sh.stats.add(slot, kComputations);  // counted even if the query then fails
     INSTR_TIME_SET_CURRENT(start);
-    Result r = compute(call, &analysis, bypass);
+    Result r = compute(call, &analysis, bypass, wait_for_commits);
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
     sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));

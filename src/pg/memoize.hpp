@@ -50,8 +50,10 @@ public:
 // Computes the call uncached, counts it, and stores the result unless
 // bypass is set or the result may not be cached. With pinned, a stored
 // entry stays pinned for a flight's waiters (*pinned = 0 when not stored).
+// Without wait_for_commits it does not wait for commits in progress (the
+// call has already waited for them, through the flights it joined).
 Result compute_and_store(const Call &call, const Encoded &key, uint32_t stats_slot, bool bypass,
-                         uint64_t *pinned);
+                         uint64_t *pinned, bool wait_for_commits = true);
 
 // The miss path with singleflight: lead or join the key's flight.
 Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_slot);

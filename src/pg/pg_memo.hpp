@@ -83,7 +83,11 @@ uint32_t relation_slot(Oid relid);
 // ---- query analysis (query_analysis.cpp) ----------------------------------
 
 // Why a query may run but not be cached.
-enum class Uncacheable { No, TriggersDisabled };
+enum class Uncacheable {
+    No,
+    TriggersDisabled,  // a watched table's trigger is not enabled ALWAYS
+    CatalogsChanging,  // catalog changes kept arriving while it was analyzed
+};
 
 // What a computed result depends on, and what a hit must re-check.
 struct Analysis {
@@ -101,7 +105,9 @@ void analyze_query(Query *query, const Oid *search_path, int search_path_len, An
 // Waits, at most pg_memo.commit_wait_timeout, while a commit on one of the
 // dependencies is in progress. Call before read_generations, when the
 // result is to be stored: the commit would make it stale as soon as it lands.
-void wait_for_commits_in_progress(const Analysis &analysis);
+// True if it waited and every such commit ended (the caller must then
+// analyze the query again: the commit may have changed its meaning).
+bool wait_for_commits_in_progress(const Analysis &analysis);
 
 // Stamps each dependency with its counter's current value. Call before the
 // computation's snapshot is taken.

@@ -32,12 +32,14 @@ sub computations { return memo_stat($node, 'c', 'computations'); }
 
 is($node->safe_psql('postgres', $count), '3', 'first call computes 3');
 
-# Inserts one row and starts COMMIT, which then waits for the ghost standby.
+# Inserts one row into t (or runs the statement given) and starts COMMIT,
+# which then waits for the ghost standby.
 sub commit_in_progress {
-    my ($id) = @_;
+    my ($id, $statement) = @_;
+    $statement //= "INSERT INTO t VALUES ($id)";
     my $w = $node->background_psql('postgres');
     my $pid = $w->query_safe('SELECT pg_backend_pid()');
-    $w->query_safe("SET synchronous_commit = on; BEGIN; INSERT INTO t VALUES ($id)");
+    $w->query_safe("SET synchronous_commit = on; BEGIN; $statement");
     $w->query_until(qr/started/, "\\echo started\nCOMMIT;\n");
     wait_until($node, "SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $pid",
         'the commit to wait for the standby');
@@ -83,6 +85,7 @@ sub let_commit_finish {
     my ($r, $r_pid) = start_call($node, $count, setup => q{SET pg_memo.commit_wait_timeout = '5min'});
     wait_until($node, "SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $r_pid",
         'the miss to wait for the commit');
+    is($node->safe_psql('postgres', 'SELECT leader_pid FROM memo.flights'), $r_pid, 'it waits as a flight\'s leader');
     $node->safe_psql('postgres', "SELECT pg_cancel_backend($r_pid)");
     like((finish_call($r))[1], qr/canceling statement due to user request/, 'the waiting miss is cancelled');
     is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight is left');
@@ -123,6 +126,34 @@ sub let_commit_finish {
     is(scalar(grep { /^\s*7\s*$/m } @results), $waiters, 'every waiter returns the committed row');
     is(memo_stat($node, 'j', 'computations'), '2', 'two computations: the first leader and the new one');
     is(memo_stat($node, 'j', 'shared'), $waiters - 1, 'the new leader served the other waiters');
+}
+
+# 5. The commit waited for changes what the query means without a lock that
+#    would have stopped its analysis: ATTACH PARTITION takes only SHARE
+#    UPDATE EXCLUSIVE on the parent. The waiting miss analyzes the query
+#    again, so its entry depends on the new partition: a later write
+#    straight into that partition is seen.
+{
+    $node->safe_psql('postgres', q{
+      CREATE TABLE parted (id int) PARTITION BY RANGE (id);
+      CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (1) TO (100);
+      INSERT INTO parted SELECT generate_series(1, 5);
+      CREATE TABLE parted_2 (id int);
+      INSERT INTO parted_2 VALUES (150), (151), (152);
+      SELECT memo.watch('parted');
+      SELECT memo.watch('parted_2');
+    });
+    my $parted = q{SELECT memo.count('parted', 'SELECT * FROM parted', '{}')};
+    is($node->safe_psql('postgres', $parted), '5', 'the parent before the attach');
+    my ($w, $w_pid) = commit_in_progress(undef,
+        'ALTER TABLE parted ATTACH PARTITION parted_2 FOR VALUES FROM (100) TO (200)');
+    my ($r, $r_pid) = start_call($node, $parted, setup => q{SET pg_memo.commit_wait_timeout = '5min'});
+    wait_until($node, "SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $r_pid",
+        'the miss to wait for the attach');
+    let_commit_finish($w, $w_pid);
+    like((finish_call($r))[0], qr/^\s*8\s*$/m, 'the waiting miss counts the attached partition');
+    $node->safe_psql('postgres', 'INSERT INTO parted_2 VALUES (160)');
+    is($node->safe_psql('postgres', $parted), '9', 'a write into the attached partition is seen');
 }
 
 $node->stop;
