@@ -320,7 +320,7 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
             if (outcome == WaitOutcome::TimedOut) {
                 sh.stats.add(stats_slot, kWaitTimeouts);
                 leave_flight();
-                return compute_and_store(call, key, stats_slot, false, nullptr);
+                return compute_and_store(call, key, stats_slot, false, nullptr, !flew_again_for_commit);
             }
 
             lock_flights(LW_EXCLUSIVE);

@@ -99,6 +99,23 @@ struct KeyContext {
     pg_unreachable();
 }
 
+// The schemas names are looked up in, in order, into path
+// (kMaxSearchPath entries); returns how many.
+int effective_search_path(Oid *path) {
+    // The session's temporary schema is searched first, but is not part of
+    // the active path array: a temporary table could shadow a name.
+    Oid temp_namespace, temp_toast_namespace;
+    GetTempNamespaceState(&temp_namespace, &temp_toast_namespace);
+    int n = 0;
+    if (OidIsValid(temp_namespace)) path[n++] = temp_namespace;
+    int path_len = fetch_search_path_array(path + n, kMaxSearchPath - n);
+    if (n + path_len > kMaxSearchPath)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("pg_memo supports a search_path of at most %d schemas, counting "
+                               "pg_catalog and the temporary schema", kMaxSearchPath)));
+    return n + path_len;
+}
+
 void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     call->kind = kind;
     if (PG_ARGISNULL(first)) null_argument("cache_name");
@@ -121,18 +138,16 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     deconstruct_array(params, TEXTOID, -1, false, TYPALIGN_INT, &call->param_values,
                       &call->param_nulls, &call->nparams);
 
-    // The session's temporary schema is searched first, but is not part of
-    // the active path array: a temporary table could shadow a name.
-    Oid temp_namespace, temp_toast_namespace;
-    GetTempNamespaceState(&temp_namespace, &temp_toast_namespace);
-    int n = 0;
-    if (OidIsValid(temp_namespace)) call->search_path[n++] = temp_namespace;
-    int path_len = fetch_search_path_array(call->search_path + n, kMaxSearchPath - n);
-    if (n + path_len > kMaxSearchPath)
-        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("pg_memo supports a search_path of at most %d schemas, counting "
-                               "pg_catalog and the temporary schema", kMaxSearchPath)));
-    call->search_path_len = n + path_len;
+    call->search_path_len = effective_search_path(call->search_path);
+}
+
+// Whether the search path is still the one the call was keyed with: a
+// commit (a new schema named like the role, a revoked USAGE) may have
+// changed it since the arguments were read.
+bool same_search_path(const Call &call) {
+    Oid path[kMaxSearchPath];
+    int len = effective_search_path(path);
+    return len == call.search_path_len && memcmp(path, call.search_path, sizeof(Oid) * len) == 0;
 }
 
 // timezone_abbreviations' value. PostgreSQL exports no variable for it, and
@@ -354,21 +369,19 @@ constexpr int kMaxAnalyses = 3;
 // after the generations are read: then the query is analyzed again.
 Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_commits) {
     MemoryContext caller_ctx = CurrentMemoryContext;
-    bool waited = false;
     for (int analyses = 1;; analyses++) {
         AcceptInvalidationMessages();
         uint64 invalidations_seen = SharedInvalidMessageCounter;
+        // The key holds the path the arguments were read with.
+        bool path_moved = !same_search_path(call);
         PreparedQuery q = prepare_query(call, analysis);
+        if (path_moved) analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
 
         // A commit in progress would make the result stale as soon as it
-        // lands: wait for it, once, then analyze again (it may have changed
-        // what the query means).
-        if (!waited && wait_for_commits && storable(*analysis, bypass) &&
-            wait_for_commits_in_progress(*analysis)) {
-            waited = true;
-            SPI_finish();
-            continue;
-        }
+        // lands: wait for it (on the first analysis only). What it changed
+        // in the catalogs shows below, as invalidations.
+        if (analyses == 1 && wait_for_commits && storable(*analysis, bypass))
+            wait_for_commits_in_progress(*analysis);
 
         // The order is the protocol: generations first, snapshot second. A
         // commit in between leaves this entry born stale, never stale forever.

@@ -86,7 +86,8 @@ uint32_t relation_slot(Oid relid);
 enum class Uncacheable {
     No,
     TriggersDisabled,  // a watched table's trigger is not enabled ALWAYS
-    CatalogsChanging,  // catalog changes kept arriving while it was analyzed
+    CatalogsChanging,  // catalog changes kept arriving while it was analyzed, or
+                       // the search path changed since the call was keyed
 };
 
 // What a computed result depends on, and what a hit must re-check.
@@ -105,9 +106,7 @@ void analyze_query(Query *query, const Oid *search_path, int search_path_len, An
 // Waits, at most pg_memo.commit_wait_timeout, while a commit on one of the
 // dependencies is in progress. Call before read_generations, when the
 // result is to be stored: the commit would make it stale as soon as it lands.
-// True if it waited and every such commit ended (the caller must then
-// analyze the query again: the commit may have changed its meaning).
-bool wait_for_commits_in_progress(const Analysis &analysis);
+void wait_for_commits_in_progress(const Analysis &analysis);
 
 // Stamps each dependency with its counter's current value. Call before the
 // computation's snapshot is taken.

@@ -355,9 +355,9 @@ void analyze_query(Query *query, const Oid *search_path, int search_path_len, An
 // or waiting for a synchronous standby. A result computed before it lands is
 // stale at once, and every caller computes again. Waiting lets the
 // generations read next, and the snapshot taken after them, include it.
-bool wait_for_commits_in_progress(const Analysis &analysis) {
+void wait_for_commits_in_progress(const Analysis &analysis) {
     Generations &gens = shared_state().gens;
-    if (guc_commit_wait_ms <= 0 || !gens.any_commit_pending(analysis.deps, analysis.ndeps)) return false;
+    if (guc_commit_wait_ms <= 0 || !gens.any_commit_pending(analysis.deps, analysis.ndeps)) return;
     instr_time start;
     INSTR_TIME_SET_CURRENT(start);
     do {
@@ -365,7 +365,7 @@ bool wait_for_commits_in_progress(const Analysis &analysis) {
         INSTR_TIME_SET_CURRENT(waited);
         INSTR_TIME_SUBTRACT(waited, start);
         long remaining = guc_commit_wait_ms - long(INSTR_TIME_GET_MILLISEC(waited));
-        if (remaining <= 0) return false;
+        if (remaining <= 0) return;
         // The committer signals no one (its commit callback must stay
         // cheap): poll every millisecond, interruptibly.
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Min(remaining, 1L),
@@ -373,7 +373,6 @@ bool wait_for_commits_in_progress(const Analysis &analysis) {
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
     } while (gens.any_commit_pending(analysis.deps, analysis.ndeps));
-    return true;
 }
 
 void read_generations(Analysis *analysis) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks the window between a commit becoming visible and pg_memo's bump:
 # a writing backend is held by gdb in pg_memo's XACT_EVENT_COMMIT callback,
-# after its commit became visible to new snapshots and before the callback
-# bumped the generations. Meanwhile another session's plain SELECT already
+# after its commit became visible to new snapshots and before pg_memo bumps
+# the generations (once the commit's invalidations are sent). Meanwhile another session's plain SELECT already
 # sees the new row; its next memo.count must not return the old count.
 #
 #   test/consistency/remaining_window.sh      # as root (gdb attaches to a backend)
