@@ -17,6 +17,7 @@ extern "C" {
 #include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
@@ -102,12 +103,6 @@ bool is_last_request(FunctionCallInfo fcinfo) {
            same_bytes(packed_argument(fcinfo, 4), last.filters);
 }
 
-struct varlena *copy_bytes(const struct varlena *v) {
-    auto *copy = static_cast<struct varlena *>(palloc(VARSIZE_ANY(v)));
-    memcpy(copy, v, VARSIZE_ANY(v));
-    return copy;
-}
-
 // Checks the arguments and builds the request, or takes the last one.
 const ListQuery &request_for(FunctionCallInfo fcinfo) {
     if (is_last_request(fcinfo)) return last.q;
@@ -127,12 +122,11 @@ const ListQuery &request_for(FunctionCallInfo fcinfo) {
     last.scope_root = PG_GETARG_INT64(0);
     last.page = PG_GETARG_INT32(1);
     last.page_size = PG_GETARG_INT32(2);
-    last.sort = copy_bytes(packed_argument(fcinfo, 3));
-    last.filters = copy_bytes(packed_argument(fcinfo, 4));
+    last.sort = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(3));
+    last.filters = PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(4));
     last.q = q;
-    last.q.count_params = reinterpret_cast<ArrayType *>(copy_bytes(reinterpret_cast<struct varlena *>(q.count_params)));
-    for (int i = 0; i < q.npage_values; i++)
-        last.q.page_values[i] = PointerGetDatum(copy_bytes(reinterpret_cast<struct varlena *>(DatumGetPointer(q.page_values[i]))));
+    last.q.count_params = DatumGetArrayTypePCopy(PointerGetDatum(q.count_params));
+    for (int i = 0; i < q.npage_values; i++) last.q.page_values[i] = datumCopy(q.page_values[i], false, -1);
     MemoryContextSwitchTo(old);
     last.valid = true;
     return last.q;

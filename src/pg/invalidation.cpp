@@ -59,7 +59,7 @@ namespace pgmemo {
 namespace {
 
 // Counters this transaction wrote. Lives in TopMemoryContext so that the
-// commit callback can read it without allocating.
+// commit's bump can read it without allocating.
 uint32_t *written_slots = nullptr;
 uint32_t written_count = 0;
 uint32_t written_capacity = 0;

@@ -366,8 +366,8 @@ void wait_for_commits_in_progress(const Analysis &analysis) {
         INSTR_TIME_SUBTRACT(waited, start);
         long remaining = guc_commit_wait_ms - long(INSTR_TIME_GET_MILLISEC(waited));
         if (remaining <= 0) return;
-        // The committer signals no one (its commit callback must stay
-        // cheap): poll every millisecond, interruptibly.
+        // The committer signals no one (its bump must stay cheap): poll
+        // every millisecond, interruptibly.
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Min(remaining, 1L),
                         PG_WAIT_EXTENSION);
         ResetLatch(MyLatch);
