@@ -3,7 +3,7 @@
 
 EXTENSION  = pg_memo
 MODULE_big = pg_memo
-DATA       = pg_memo--1.0.sql
+DATA       = pg_memo--1.0.sql pg_memo--1.0--1.1.sql
 PGFILEDESC = "pg_memo - memoized query results in shared memory"
 
 CORE_OBJS = src/core/hash.o src/core/key.o src/core/generations.o \

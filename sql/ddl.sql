@@ -93,8 +93,12 @@ CREATE TYPE s3.pair AS (b int, a int);
 SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE n = 1') AS t(a int);
 RESET search_path;
 -- creating or dropping tables off the path, or rewriting any, changes no
--- name (their row types are not new type names)
+-- name (their row types are not new type names); creating a schema counts
+-- as a change to every query (a renamed or dropped one would)
 CREATE SCHEMA elsewhere;
+SET search_path = s3, s2, public;
+SELECT * FROM memo.list('pair', 'SELECT (ROW(n, n + 1)::pair).a FROM base WHERE n = 1') AS t(a int);
+RESET search_path;
 SELECT hits AS hits_before FROM counters('pair') \gset
 CREATE TABLE elsewhere.unrelated (a int);
 DROP TABLE elsewhere.unrelated;

@@ -75,8 +75,32 @@ SELECT try($$SELECT memo.watch('no_such_table')$$);
 CREATE TABLE fake (id int);
 CREATE FUNCTION fake_trigger() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
 CREATE TRIGGER pg_memo_invalidate AFTER INSERT ON fake FOR EACH STATEMENT EXECUTE FUNCTION fake_trigger();
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM fake')$$);
+-- memo.watch replaces a trigger that bears the name but is not pg_memo's
 SELECT try($$SELECT memo.watch('fake')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT * FROM fake')$$);
+
+-- look-alikes calling pg_memo's own function do not count as watched
+-- either: a WHEN clause, a column list, row level, fewer events, arguments
+CREATE TABLE lookalike (id int, v int);
+CREATE FUNCTION plant(how text, args text DEFAULT '') RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  DROP TRIGGER IF EXISTS pg_memo_invalidate ON lookalike;
+  EXECUTE format('CREATE TRIGGER pg_memo_invalidate %s EXECUTE FUNCTION memo.invalidation_trigger(%s)',
+                 how, args);
+  ALTER TABLE lookalike ENABLE ALWAYS TRIGGER pg_memo_invalidate;
+  RETURN try($q$SELECT memo.count('c', 'SELECT * FROM lookalike')$q$);
+END $$;
+SELECT plant('BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON lookalike FOR EACH STATEMENT WHEN (false)');
+SELECT plant('BEFORE INSERT OR UPDATE OF v OR DELETE OR TRUNCATE ON lookalike FOR EACH STATEMENT');
+SELECT plant('BEFORE INSERT OR UPDATE OR DELETE ON lookalike FOR EACH ROW');
+SELECT plant('BEFORE INSERT OR UPDATE OR DELETE ON lookalike FOR EACH STATEMENT');
+SELECT plant('AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON lookalike FOR EACH STATEMENT');
+SELECT plant('BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON lookalike FOR EACH STATEMENT', '''x''');
+-- the real one, as memo.watch creates it
+SELECT plant('BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON lookalike FOR EACH STATEMENT');
+SELECT memo.watch('lookalike');  -- keeps pg_memo's own trigger: no notice
+SELECT count(*) FROM memo.watched WHERE table_name = 'lookalike'::regclass;
 
 -- the trigger function is only a trigger
 SELECT try($$SELECT memo.invalidation_trigger()$$);

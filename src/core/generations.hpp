@@ -25,7 +25,12 @@ namespace pgmemo {
 enum class GenerationKind : uint32_t {
     Relation = 1,   // a table, partition or view, by pg_class OID
     Namespace = 2,  // a schema, by pg_namespace OID: name resolution changed
-    Routines = 3,   // all functions of a database (object id 0)
+    Routines = 3,   // what a query resolves outside its relations, database-wide
+                    // (object id 0): functions, operators, casts, operator
+                    // classes, types, collations, schemas, privileges on them
+    Names = 4,      // names of relations and types, database-wide (object id 0):
+                    // what reg* constants and parameters resolved to
+    Roles = 5,      // role names, cluster-wide (database 0, object id 0): regrole
 };
 
 // One dependency of a cache entry: which counter, and its value when read.

@@ -18,6 +18,7 @@ PG_FUNCTION_INFO_V1(pg_memo_invalidate);
 PG_FUNCTION_INFO_V1(pg_memo_reset);
 PG_FUNCTION_INFO_V1(pg_memo_reset_stats);
 PG_FUNCTION_INFO_V1(pg_memo_generation);
+PG_FUNCTION_INFO_V1(pg_memo_is_watch_trigger);
 Datum pg_memo_stats(PG_FUNCTION_ARGS);
 Datum pg_memo_info(PG_FUNCTION_ARGS);
 Datum pg_memo_flights(PG_FUNCTION_ARGS);
@@ -25,6 +26,7 @@ Datum pg_memo_invalidate(PG_FUNCTION_ARGS);
 Datum pg_memo_reset(PG_FUNCTION_ARGS);
 Datum pg_memo_reset_stats(PG_FUNCTION_ARGS);
 Datum pg_memo_generation(PG_FUNCTION_ARGS);
+Datum pg_memo_is_watch_trigger(PG_FUNCTION_ARGS);
 }
 
 #include <initializer_list>
@@ -211,5 +213,13 @@ Datum pg_memo_generation(PG_FUNCTION_ARGS) {
     PG_MEMO_ENTRY_BEGIN
     pgmemo::Shared &sh = pgmemo::shared_state();
     PG_RETURN_INT64(int64(sh.gens.read(pgmemo::relation_slot(PG_GETARG_OID(0)))));
+    PG_MEMO_ENTRY_END
+}
+
+// memo.is_watch_trigger(oid), 1.1: whether a trigger is exactly the one
+// memo.watch creates (whatever its enabled state).
+Datum pg_memo_is_watch_trigger(PG_FUNCTION_ARGS) {
+    PG_MEMO_ENTRY_BEGIN
+    PG_RETURN_BOOL(pgmemo::is_watch_trigger(PG_GETARG_OID(0)));
     PG_MEMO_ENTRY_END
 }

@@ -237,6 +237,16 @@ void setup_var_params(ParseState *pstate, void *arg) {
     setup_parse_variable_parameters(pstate, &vp->types, &vp->count);
 }
 
+// 'now' as a timestamp parameter is read when the query runs: the key holds
+// the text, whose value moves with the clock.
+void refuse_clock_parameter(int index, Oid type, const char *input_text) {
+    if (names_clock_time(input_text) && type_holds_clock_values(type))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("pg_memo cannot cache a query whose parameter $%d is '%s'", index + 1, input_text),
+                        errdetail("Its value follows the clock, which invalidates nothing."),
+                        errhint("Pass the time itself, for example now()::text.")));
+}
+
 ParamListInfo bind_parameters(const Call &call, const VarParams &vp) {
     if (vp.count != call.nparams)
         ereport(ERROR, (errcode(vp.count > call.nparams ? ERRCODE_UNDEFINED_PARAMETER
@@ -256,9 +266,11 @@ ParamListInfo bind_parameters(const Call &call, const VarParams &vp) {
         if (p.isnull) {
             p.value = (Datum)0;
         } else {
+            char *input_text = TextDatumGetCString(call.param_values[i]);
+            refuse_clock_parameter(i, type, input_text);
             Oid input, ioparam;
             getTypeInputInfo(type, &input, &ioparam);
-            p.value = OidInputFunctionCall(input, TextDatumGetCString(call.param_values[i]), ioparam, -1);
+            p.value = OidInputFunctionCall(input, input_text, ioparam, -1);
         }
     }
     return params;
@@ -337,7 +349,11 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis) {
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
     // Parallel plans allowed, as for the same query run through SPI_execute
     // or PL/pgSQL's EXECUTE: a miss must not be slower than the query itself.
+    // The parser checks USAGE on the schemas of qualified names: noted for
+    // the hits to check again.
+    start_schema_lookups();
     SPIPlanPtr plan = SPI_prepare_params(sql, setup_var_params, &vp, CURSOR_OPT_PARALLEL_OK);
+    stop_schema_lookups();
     if (!plan)
         elog(ERROR, "SPI_prepare_params failed: %s", SPI_result_code_string(SPI_result));
     List *sources = SPI_plan_get_plan_sources(plan);
@@ -348,7 +364,7 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis) {
                         errmsg("pg_memo cannot cache a query that rewrite rules expand into several")));
 
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
-    analyze_query(linitial_node(Query, source->query_list), call.search_path, call.search_path_len,
+    analyze_query(linitial_node(Query, source->query_list), sql, call.search_path, call.search_path_len,
                   analysis);
     MemoryContextSwitchTo(spi_ctx);
 
@@ -444,7 +460,7 @@ Result memoize(const Call &call) {
     // its tables at pre-commit; a transaction that changed names may
     // resolve a query differently than any entry did.
     bool bypass = IsolationUsesXactSnapshot() || RecoveryInProgress() ||
-                  SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_names();
+                  SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_catalogs();
     Encoded key = encode_call(call);
 
     if (!bypass) {

@@ -70,10 +70,19 @@ SlotSetView own_writes();
 // transaction bypasses entries that depend on it until then.
 void mark_written(uint32_t slot);
 
-// This transaction created, renamed or moved a relation or type: until it
-// ends, names in queries may resolve differently for it, so it uses no
-// cached result.
-bool transaction_changed_names();
+// This transaction ran DDL (any utility statement that can change the
+// catalogs: ALTER TABLE, GRANT, CREATE CAST, ...) or created, renamed or
+// moved a relation or type: until it ends, its queries may mean something
+// no entry was computed for, and its uncommitted catalog state must not
+// reach the cache, so it uses no cached result.
+bool transaction_changed_catalogs();
+
+// The schemas the parser looked up by a qualified name since the last
+// start_schema_lookups(), until stop_schema_lookups() (an error in between
+// stops it at the end of the (sub)transaction).
+void start_schema_lookups();
+void stop_schema_lookups();
+const Oid *explicit_namespaces(int *n);
 
 // A watched table's trigger fired: its rows are being written.
 void mark_rows_written(Oid relid);
@@ -100,8 +109,17 @@ struct Analysis {
 };
 
 // Checks that query is one cacheable SELECT over watched tables (ERROR if
-// not) and collects its dependencies and privilege checks.
-void analyze_query(Query *query, const Oid *search_path, int search_path_len, Analysis *out);
+// not) and collects its dependencies and privilege checks. sql is the text
+// query was parsed from (its literals are looked at by location).
+void analyze_query(Query *query, const char *sql, const Oid *search_path, int search_path_len, Analysis *out);
+
+// Whether a date/time input text names the clock: 'now', 'today',
+// 'tomorrow' or 'yesterday' (as a word, in any case).
+bool names_clock_time(const char *input);
+
+// Whether values of type hold date/time values (through domains, arrays,
+// ranges and composite types).
+bool type_holds_clock_values(Oid type);
 
 // Waits, at most pg_memo.commit_wait_timeout, while a commit on one of the
 // dependencies is in progress. Call before read_generations, when the
@@ -118,8 +136,13 @@ void read_generations(Analysis *analysis);
 // own error or pg_memo's refusal).
 bool privileges_still_hold(const char *meta, uint32_t meta_len);
 
-// Whether this pg_trigger row is pg_memo's trigger.
+// Whether this trigger is named and calls like pg_memo's (for noticing its
+// drop), and whether it is exactly what memo.watch creates (for watching).
 bool is_pg_memo_trigger(Oid trigger_oid);
+bool is_watch_trigger(Oid trigger_oid);
+
+// The table a trigger is on, or InvalidOid.
+Oid trigger_relation(Oid trigger_oid);
 
 // Whether rel carries pg_memo's trigger, and in which state.
 enum class WatchState { NotWatched, Watched, Disabled };
