@@ -1,0 +1,303 @@
+# The engine of test/t/008_adversarial.pl: runs a probe (setup, a memoized
+# query, a change) through a fixed choreography of sessions and compares
+# every memo call with the same query run directly, at the same moment, in
+# the same session.
+#
+# A probe is a hash:
+#   name     unique; the cache name is "adv.<name>"
+#   setup    SQL run once as the superuser before anything else
+#   kind     'count' (memo.count) or 'list' (memo.list ... AS t(cols))
+#   query    the query text; $n are filled from params
+#   params   array ref of parameter texts (default none)
+#   cols     the column definition list, for 'list'
+#   role     compare as this role (SET ROLE, or SET SESSION AUTHORIZATION
+#            when auth => 'session'); setup and change run as superuser
+#   path     search_path of every session
+#   change   SQL run by the writer W (as superuser); undef: no change phases
+#   outside  the change cannot run in a transaction block: it is run once,
+#            in autocommit, and only the "after commit" phase is checked
+#   after    SQL run in autocommit after the commit phase, followed by one
+#            more round of comparisons
+#   refuse   the memo call must fail with this SQLSTATE, from the first call
+#            on (and every memo call failing with it counts as agreement)
+#   refuse_after  once the change is visible (W during, and after commit),
+#            the memo call must fail with this SQLSTATE
+#   allow    a memo call failing with this SQLSTATE also counts as
+#            agreement (a refusal other than 0A000 that is legitimate)
+#   todo     a reason: the probe's failures are reported as TODO
+#   cached   the second warm call must be a hit (memo.stats.hits)
+#   inert    the change is not expected to change the result (otherwise
+#            the direct result after the commit must differ from the one
+#            before, so that a memo call that kept the old one is caught)
+#
+# The choreography (each "compare" runs the memo call and the direct query
+# in one session, one after the other, nothing else running in between):
+#   warm      R compares twice (the second time from the cache)
+#   during    W: BEGIN, change; W compares twice (it must see its change),
+#             R compares twice (it must not)
+#   rollback  W: ROLLBACK; R and W compare twice each
+#   commit    W: the change again and COMMIT; R and W compare twice each
+#   after     the follow-up write; R and W compare twice each
+#
+# A compare agrees when the memo call returns exactly what the direct query
+# returns, or both fail with the same SQLSTATE, or the memo call is refused
+# with 0A000 (pg_memo's "cannot cache"). While W holds a lock that blocks R's
+# direct query (lock_timeout 55P03 in R), the memo call may return what R
+# saw before W began (the state before W, which a query that waits for W's
+# rollback would also return) or fail with 55P03.
+package MemoAdversarial;
+use strict;
+use warnings;
+use Exporter 'import';
+use Test::More;
+
+our @EXPORT = qw(adv_install adv_run_probe adv_verdict adv_report);
+our $TODO;
+
+# Installs pg_memo and the helper that runs one statement and returns its
+# rows as one text ('OK ' and the row texts joined by ' | ') or its error
+# ('ERROR ' SQLSTATE message). The exception block is a subtransaction.
+sub adv_install {
+    my ($node) = @_;
+    $node->safe_psql('postgres', q{
+      CREATE EXTENSION pg_memo;
+      CREATE FUNCTION public.adv_run(sql text) RETURNS text
+      LANGUAGE plpgsql VOLATILE AS $f$
+      DECLARE
+        r record;
+        res text := '';
+        n int := 0;
+      BEGIN
+        FOR r IN EXECUTE sql LOOP
+          res := res || CASE WHEN n > 0 THEN ' | ' ELSE '' END || r::text;
+          n := n + 1;
+        END LOOP;
+        RETURN 'OK ' || res;
+      EXCEPTION WHEN OTHERS THEN
+        RETURN 'ERROR ' || SQLSTATE || ' ' || SQLERRM;
+      END
+      $f$;
+    });
+}
+
+sub lit {
+    my ($s) = @_;
+    $s =~ s/'/''/g;
+    return "'$s'";
+}
+
+sub params_sql {
+    my ($p) = @_;
+    my @params = @{ $p->{params} // [] };
+    return "'{}'::text[]" unless @params;
+    return 'ARRAY[' . join(', ', map { lit($_) } @params) . ']::text[]';
+}
+
+sub cache_name { return 'adv.' . $_[0]->{name}; }
+
+sub memo_sql {
+    my ($p) = @_;
+    my $call = sprintf('%s, $q$%s$q$, %s', lit(cache_name($p)), $p->{query}, params_sql($p));
+    return $p->{kind} eq 'count'
+      ? "SELECT memo.count($call)"
+      : "SELECT * FROM memo.list($call) AS t($p->{cols})";
+}
+
+# The same text, run plainly: each $n replaced by its parameter as an
+# untyped literal, which the parser types exactly as it types $n.
+sub direct_sql {
+    my ($p) = @_;
+    my @params = @{ $p->{params} // [] };
+    (my $q = $p->{query}) =~ s/\$(\d+)/lit($params[$1 - 1])/ge;
+    return $p->{kind} eq 'count' ? "SELECT count(*) FROM ($q) q" : $q;
+}
+
+sub wrap { return 'SELECT public.adv_run($o$' . $_[0] . '$o$)'; }
+
+sub sqlstate_of {
+    my ($r) = @_;
+    return $r =~ /^ERROR (\w{5})/ ? $1 : undef;
+}
+
+# (verdict, note): verdict is 'agree', 'refused' or 'mismatch'.
+sub adv_verdict {
+    my ($memo, $direct, %o) = @_;
+    my $ms = sqlstate_of($memo);
+    my $ds = sqlstate_of($direct);
+    if (defined $o{must_fail}) {
+        return ('agree', "refused $o{must_fail}") if defined $ms && $ms eq $o{must_fail};
+        return ('mismatch', "memo must fail with $o{must_fail}");
+    }
+    return ('agree', '') if $memo eq $direct;
+    return ('agree', "both $ms") if defined $ms && defined $ds && $ms eq $ds;
+    return ('refused', 'refused 0A000') if defined $ms && $ms eq '0A000';
+    return ('refused', "refused $ms") if defined $ms && defined $o{allow} && $ms eq $o{allow};
+    if (defined $ds && $ds eq '55P03' && defined $o{before}) {
+        return ('agree', "direct blocked by W's lock; memo gave the state before W")
+          if $memo eq $o{before};
+        return ('agree', 'both blocked by W') if defined $ms && $ms eq '55P03';
+    }
+    return ('mismatch', '');
+}
+
+sub run_sql {
+    my ($s, $sql, $what) = @_;
+    my ($out) = $s->query($sql);
+    my $err = $s->{stderr} // '';
+    die "$what failed: $err\n" if $err =~ /ERROR|FATAL|PANIC/;
+    return $out;
+}
+
+sub become {
+    my ($s, $p) = @_;
+    return unless $p->{role};
+    if (($p->{auth} // '') eq 'session') {
+        run_sql($s, "SET SESSION AUTHORIZATION $p->{role}", 'become');
+    } else {
+        run_sql($s, "SET ROLE $p->{role}", 'become');
+    }
+}
+
+sub unbecome {
+    my ($s, $p) = @_;
+    return unless $p->{role};
+    run_sql($s, (($p->{auth} // '') eq 'session') ? 'RESET SESSION AUTHORIZATION' : 'RESET ROLE', 'unbecome');
+}
+
+sub open_session {
+    my ($node, $p, $as_role) = @_;
+    my $s = $node->background_psql('postgres', on_error_stop => 0);
+    run_sql($s, 'SET client_min_messages = warning', 'session setup');
+    run_sql($s, "SET lock_timeout = '100ms'", 'session setup');
+    run_sql($s, "SET search_path = $p->{path}", 'session setup') if $p->{path};
+    become($s, $p) if $as_role;
+    return $s;
+}
+
+# One compare in a session: the memo call, then the direct query.
+sub compare_in {
+    my ($s, $p, $switch_role) = @_;
+    become($s, $p) if $switch_role;
+    my $memo = run_sql($s, wrap(memo_sql($p)), 'memo call');
+    my $direct = run_sql($s, wrap(direct_sql($p)), 'direct query');
+    unbecome($s, $p) if $switch_role;
+    return ($memo, $direct);
+}
+
+# Runs a probe; returns its checks: hashes with phase, session, memo,
+# direct, verdict, note. A step that fails (setup, change) is a check with
+# verdict 'broken'.
+sub adv_run_probe {
+    my ($node, $p) = @_;
+    my @checks;
+    my ($r, $w);
+    my $before;
+    my $record = sub {
+        my ($phase, $session, $memo, $direct, %o) = @_;
+        my ($v, $note) = adv_verdict($memo, $direct, %o, before => $before, allow => $p->{allow});
+        push @checks, { phase => $phase, session => $session, memo => $memo,
+                        direct => $direct, verdict => $v, note => $note };
+    };
+    my $round = sub {
+        my ($phase, $session, $s, $switch, %o) = @_;
+        for my $i (1, 2) {
+            my ($m, $d) = compare_in($s, $p, $switch);
+            $record->($phase, "$session#$i", $m, $d, %o);
+        }
+    };
+    my %refuse = defined $p->{refuse} ? (must_fail => $p->{refuse}) : ();
+    my %after_change = defined $p->{refuse_after} ? (must_fail => $p->{refuse_after}) : %refuse;
+    eval {
+        $node->safe_psql('postgres', "SET client_min_messages = warning;\n$p->{setup}") if $p->{setup};
+        $r = open_session($node, $p, 1);
+        $w = open_session($node, $p, 0);
+
+        my ($m, $d) = compare_in($r, $p, 0);
+        $record->('warm', 'R#1 (first call)', $m, $d, %refuse);
+        my $hits = $node->safe_psql('postgres',
+            "SELECT coalesce(sum(hits), 0) FROM memo.stats WHERE cache_name = " . lit(cache_name($p)));
+        ($m, $d) = compare_in($r, $p, 0);
+        $record->('warm', 'R#2', $m, $d, %refuse);
+        $before = $d;
+        if ($p->{cached}) {
+            my $now = $node->safe_psql('postgres',
+                "SELECT coalesce(sum(hits), 0) FROM memo.stats WHERE cache_name = " . lit(cache_name($p)));
+            push @checks, { phase => 'warm', session => 'R#2', memo => "hits $hits -> $now",
+                            direct => 'a hit', verdict => ($now > $hits ? 'agree' : 'mismatch'),
+                            note => 'second call is a hit' };
+        }
+        return unless defined $p->{change};
+
+        if (!$p->{outside}) {
+            run_sql($w, 'BEGIN', 'BEGIN');
+            run_sql($w, $p->{change}, 'change (during)');
+            $round->('during', 'W', $w, 1, %after_change);
+            $round->('during', 'R', $r, 0, %refuse);
+            run_sql($w, 'ROLLBACK', 'ROLLBACK');
+            $round->('rollback', 'R', $r, 0, %refuse);
+            $round->('rollback', 'W', $w, 1, %refuse);
+            run_sql($w, 'BEGIN', 'BEGIN');
+            run_sql($w, $p->{change}, 'change (commit)');
+            run_sql($w, 'COMMIT', 'COMMIT');
+        } else {
+            run_sql($w, $p->{change}, 'change (outside a transaction)');
+        }
+        my $old = $before;
+        $before = undef;
+        $round->('commit', 'R', $r, 0, %after_change);
+        # The probe can fail only if the change changes what the query
+        # returns: a memo call that kept the old result must disagree.
+        unless ($p->{inert} || defined $p->{refuse} || defined $p->{refuse_after}) {
+            my ($first) = grep { $_->{phase} eq 'commit' } @checks;
+            push @checks, { phase => 'commit', session => 'R (sensitivity)', memo => "before: $old",
+                            direct => "after: $first->{direct}",
+                            verdict => ($first->{direct} ne $old ? 'agree' : 'mismatch'),
+                            note => 'the change changes the result' };
+        }
+        $round->('commit', 'W', $w, 1, %after_change);
+        if (defined $p->{after}) {
+            run_sql($w, $p->{after}, 'after');
+            $round->('after', 'R', $r, 0, %after_change);
+            $round->('after', 'W', $w, 1, %after_change);
+        }
+    };
+    if (my $err = $@) {
+        chomp $err;
+        push @checks, { phase => 'step', session => '-', memo => $err, direct => '',
+                        verdict => 'broken', note => 'a step of the probe failed' };
+    }
+    for my $s ($r, $w) {
+        next unless $s;
+        eval { $s->quit; };
+    }
+    return @checks;
+}
+
+# One test per (phase, session) pair of a probe's checks.
+sub adv_report {
+    my ($p, @checks) = @_;
+    my (%group, @order);
+    for my $c (@checks) {
+        (my $session = $c->{session}) =~ s/#.*//;
+        my $k = "$c->{phase} $session";
+        push @order, $k unless $group{$k};
+        push @{ $group{$k} }, $c;
+    }
+    note("$p->{name}: $_->{phase} $_->{session}: memo = $_->{memo}; direct = $_->{direct} => $_->{verdict}")
+      for @checks;
+    my $failed = 0;
+    local $TODO = $p->{todo};
+    for my $k (@order) {
+        my @cs = @{ $group{$k} };
+        my @bad = grep { $_->{verdict} eq 'mismatch' || $_->{verdict} eq 'broken' } @cs;
+        my %notes = map { $_->{note} => 1 } grep { $_->{note} } @cs;
+        my $name = "$p->{name}: $k" . (%notes ? ' [' . join('; ', sort keys %notes) . ']' : '');
+        ok(!@bad, $name) or do {
+            $failed++ unless $p->{todo};
+            diag("  $_->{session}: memo   = $_->{memo}\n  $_->{session}: direct = $_->{direct}") for @bad;
+        };
+    }
+    return $failed;
+}
+
+1;
