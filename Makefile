@@ -1,16 +1,18 @@
 # pg_memo: PGXS build of the extension, plus its pg_regress and TAP suites.
-# The pure C++ core is also built on its own by CMakeLists.txt (ctest).
+# The pure C++ core is also built on its own by CMakeLists.txt (ctest), from
+# the same list of sources (src/core/sources.mk).
 
 EXTENSION  = pg_memo
 MODULE_big = pg_memo
-DATA       = pg_memo--1.0.sql pg_memo--1.0--1.1.sql
+# The install script and the upgrade scripts, all in sql/.
+DATA       = $(wildcard sql/$(EXTENSION)--*.sql)
 PGFILEDESC = "pg_memo - memoized query results in shared memory"
 
-CORE_OBJS = src/core/hash.o src/core/key.o src/core/generations.o \
-            src/core/stats.o src/core/result_format.o src/core/store.o \
-            src/core/flight.o
-GLUE_OBJS = src/pg/pg_memo.o src/pg/invalidation.o src/pg/query_analysis.o \
-            src/pg/memo_functions.o src/pg/admin_functions.o \
+include src/core/sources.mk
+CORE_OBJS = $(PG_MEMO_CORE_SOURCES:.cpp=.o)
+GLUE_OBJS = src/pg/pg_memo.o src/pg/invalidation.o src/pg/catalog_changes.o \
+            src/pg/watch.o src/pg/analysis.o src/pg/privileges.o src/pg/call.o \
+            src/pg/compute.o src/pg/statement_cache.o src/pg/memo_functions.o src/pg/admin_functions.o \
             src/pg/flights.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
@@ -18,15 +20,21 @@ PG_CPPFLAGS = -I$(srcdir)/src/core
 PG_CXXFLAGS = -std=c++17 -Wno-register -MMD -MP
 SHLIB_LINK += -lstdc++
 
-# pg_regress suites in sql/ + expected/, on a temporary instance that
-# preloads pg_memo (test/regress.conf).
-REGRESS = basics refusals invalidation security stats ddl edge_cases security_review
-REGRESS_OPTS = --temp-instance=$(CURDIR)/tmp_check_regress \
+# pg_regress suites: test/sql/<suite>.sql, checked against
+# test/expected/<suite>.out, on a temporary instance that preloads pg_memo
+# (test/regress.conf). Each suite runs alone too (make installcheck
+# REGRESS=ddl TAP_TESTS=): test/sql/include/setup.sql creates what they
+# share. Results go to results/ and regression.diffs.
+REGRESS = basics refusals invalidation security stats ddl edge_cases privileges
+REGRESS_OPTS = --inputdir=$(srcdir)/test \
+               --temp-instance=$(CURDIR)/tmp_check_regress \
                --temp-config=$(srcdir)/test/regress.conf
 
 # TAP suites: each starts its own clusters.
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
+
+EXTRA_CLEAN = tmp_check_regress $(OBJS:.o=.d)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -34,7 +42,12 @@ include $(PGXS)
 
 # Rebuild objects when a header they include changes.
 -include $(OBJS:.o=.d)
-EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # Debian builds LLVM bitcode with clang, which needs the same language level.
 BITCODE_CXXFLAGS += -std=c++17 -Wno-register
+
+# The glue throws and catches nothing: -fno-exceptions makes the compiler keep
+# it so (src/pg/pg_memo.hpp). Only the core may use C++ exceptions, caught
+# inside it (Boost laying out the arena).
+$(GLUE_OBJS): override CXXFLAGS += -fno-exceptions
+$(GLUE_OBJS:.o=.bc): override BITCODE_CXXFLAGS += -fno-exceptions

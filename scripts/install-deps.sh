@@ -7,5 +7,5 @@ apt-get update -qq
 # postgresql-server-dev-15 brings PGXS, pg_regress, the TAP modules and clang.
 apt-get install -y -qq --no-install-recommends \
   postgresql-15 postgresql-server-dev-15 libboost-dev libipc-run-perl \
-  cmake g++ make libgtest-dev libbenchmark-dev >/dev/null
+  cmake g++ make libgtest-dev libbenchmark-dev libxxhash-dev >/dev/null
 echo "dependencies installed"

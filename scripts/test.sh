@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of pg_memo: the core's unit tests (ctest), then the
-# pg_regress and TAP suites on temporary instances. Run as root after
-# scripts/install-deps.sh. Ends with "N passed, N failed"; exits non-zero on
-# any failure.
+# pg_regress suites (test/sql, test/expected) and TAP suites (test/t) on
+# temporary instances, then pg_memo_directory's suites (directory/test).
+# Run as root after scripts/install-deps.sh. Ends with "N passed, N failed";
+# exits non-zero on any failure.
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WORK=$(mktemp -d /tmp/pg_memo_test.XXXXXX)
@@ -31,8 +32,10 @@ fi
 # initdb refuses root, so the suites run as postgres from a copy it owns.
 section "build and install"
 mkdir -p "$WORK/src"
+# (without the results of earlier runs, here or in directory/)
 tar -C "$SRC" --exclude=./.git --exclude=./build --exclude=./.pgdata --exclude=./.pgrun \
-    --exclude='./tmp_check*' --exclude=./results -cf - . | tar -C "$WORK/src" -xf -
+    --exclude='tmp_check*' --exclude=results --exclude=regression.diffs --exclude=regression.out \
+    -cf - . | tar -C "$WORK/src" -xf -
 chown -R postgres "$WORK/src"
 if ! (runuser -u postgres -- make -C "$WORK/src" clean >/dev/null 2>&1;
       runuser -u postgres -- make -C "$WORK/src" -j"$(nproc)" >"$WORK/build.log" 2>&1 &&

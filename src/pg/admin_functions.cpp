@@ -1,5 +1,6 @@
 // Functions for DBAs: statistics, arena info, manual invalidation, resets.
 #include "memoize.hpp"
+#include "watch.hpp"
 
 extern "C" {
 #include "catalog/pg_class.h"
@@ -45,7 +46,6 @@ bool reads_all_stats() { return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_
 }  // namespace
 
 Datum pg_memo_stats(PG_FUNCTION_ARGS) {
-    PG_MEMO_ENTRY_BEGIN
     using namespace pgmemo;
     StatsTable &stats = shared_state().stats;
     InitMaterializedSRF(fcinfo, 0);
@@ -84,7 +84,6 @@ Datum pg_memo_stats(PG_FUNCTION_ARGS) {
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     return (Datum)0;
-    PG_MEMO_ENTRY_END
 }
 
 namespace {
@@ -108,16 +107,17 @@ struct FlightRow {
 }  // namespace
 
 Datum pg_memo_flights(PG_FUNCTION_ARGS) {
-    PG_MEMO_ENTRY_BEGIN
     using namespace pgmemo;
     Shared &sh = shared_state();
     InitMaterializedSRF(fcinfo, 0);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
 
+    // Room for the flights in progress only (in_use counts the slots that
+    // are not Free), not for every slot of pg_memo.max_flights.
     uint32_t n = sh.flights.size();
-    auto *rows = static_cast<FlightRow *>(palloc(sizeof(FlightRow) * n));
     uint32_t nrows = 0;
     LWLockAcquire(flight_lock(), LW_SHARED);
+    auto *rows = static_cast<FlightRow *>(palloc(sizeof(FlightRow) * Max(sh.flights.in_use(), 1u)));
     for (uint32_t i = 0; i < n; i++) {
         const FlightSlot &s = sh.flights.slot(int32_t(i));
         if (s.state == FlightState::Free) continue;
@@ -158,11 +158,9 @@ Datum pg_memo_flights(PG_FUNCTION_ARGS) {
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     return (Datum)0;
-    PG_MEMO_ENTRY_END
 }
 
 Datum pg_memo_info(PG_FUNCTION_ARGS) {
-    PG_MEMO_ENTRY_BEGIN
     pgmemo::StoreInfo info = pgmemo::shared_state().store.info();
     TupleDesc desc;
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
@@ -172,13 +170,11 @@ Datum pg_memo_info(PG_FUNCTION_ARGS) {
                        Int64GetDatum(int64(info.evictions))};
     bool nulls[5] = {false};
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
-    PG_MEMO_ENTRY_END
 }
 
 // Marks the table (and its partitions or children) as written: the bump
 // happens now and again at commit, so entries computed meanwhile die too.
 Datum pg_memo_invalidate(PG_FUNCTION_ARGS) {
-    PG_MEMO_ENTRY_BEGIN
     Oid relid = PG_GETARG_OID(0);
     pgmemo::Shared &sh = pgmemo::shared_state();
     if (!get_rel_name(relid))
@@ -193,33 +189,72 @@ Datum pg_memo_invalidate(PG_FUNCTION_ARGS) {
         sh.gens.bump(slot);
     }
     PG_RETURN_VOID();
-    PG_MEMO_ENTRY_END
 }
 
 Datum pg_memo_reset(PG_FUNCTION_ARGS) {
-    PG_MEMO_ENTRY_BEGIN
     PG_RETURN_INT64(int64(pgmemo::shared_state().store.remove_all()));
-    PG_MEMO_ENTRY_END
 }
 
 Datum pg_memo_reset_stats(PG_FUNCTION_ARGS) {
-    PG_MEMO_ENTRY_BEGIN
     pgmemo::shared_state().stats.reset_counters(GetCurrentTimestamp());
     PG_RETURN_VOID();
-    PG_MEMO_ENTRY_END
 }
 
 Datum pg_memo_generation(PG_FUNCTION_ARGS) {
-    PG_MEMO_ENTRY_BEGIN
     pgmemo::Shared &sh = pgmemo::shared_state();
     PG_RETURN_INT64(int64(sh.gens.read(pgmemo::relation_slot(PG_GETARG_OID(0)))));
-    PG_MEMO_ENTRY_END
 }
 
 // memo.is_watch_trigger(oid), 1.1: whether a trigger is exactly the one
 // memo.watch creates (whatever its enabled state).
 Datum pg_memo_is_watch_trigger(PG_FUNCTION_ARGS) {
-    PG_MEMO_ENTRY_BEGIN
     PG_RETURN_BOOL(pgmemo::is_watch_trigger(PG_GETARG_OID(0)));
-    PG_MEMO_ENTRY_END
+}
+
+// ---- versioned entry points -------------------------------------------------
+// The SQL definitions name a C symbol per extension version, as
+// pg_stat_statements does: 1.0's scripts call pg_memo_stats, pg_memo_info and
+// pg_memo_flights; 1.1's call the _1_1 symbols below, which check that the
+// result type they are asked to fill has the columns this library fills. A
+// library newer than its SQL then fails clearly instead of filling wrong
+// columns.
+extern "C" {
+PG_FUNCTION_INFO_V1(pg_memo_stats_1_1);
+PG_FUNCTION_INFO_V1(pg_memo_info_1_1);
+PG_FUNCTION_INFO_V1(pg_memo_flights_1_1);
+Datum pg_memo_stats_1_1(PG_FUNCTION_ARGS);
+Datum pg_memo_info_1_1(PG_FUNCTION_ARGS);
+Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS);
+}
+
+namespace {
+
+constexpr int kInfoColumns = 5;
+constexpr int kFlightsColumns = 9;
+
+void check_result_columns(FunctionCallInfo fcinfo, int expected) {
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE || desc->natts != expected)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_memo's SQL definitions do not match its library"),
+                        errdetail("The function is declared with %d result columns; the library fills %d.",
+                                  desc ? desc->natts : 0, expected),
+                        errhint("Run ALTER EXTENSION pg_memo UPDATE.")));
+}
+
+}  // namespace
+
+Datum pg_memo_stats_1_1(PG_FUNCTION_ARGS) {
+    check_result_columns(fcinfo, kStatsColumns);
+    return pg_memo_stats(fcinfo);
+}
+
+Datum pg_memo_info_1_1(PG_FUNCTION_ARGS) {
+    check_result_columns(fcinfo, kInfoColumns);
+    return pg_memo_info(fcinfo);
+}
+
+Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS) {
+    check_result_columns(fcinfo, kFlightsColumns);
+    return pg_memo_flights(fcinfo);
 }

@@ -2,8 +2,11 @@
 // computation, shared by all.
 //
 // Protocol (the flight table is src/core/flight.hpp, under the flight lock):
-//   - miss -> find a Running/Abandoned flight with the same key bytes: join
-//     it and sleep on its condition variable; or claim a free slot and lead.
+//   - miss -> find a Running/Abandoned flight with the same key bytes (the
+//     caller's own copy): join it and sleep on its condition variable; or,
+//     when there is none and a slot is free, copy the key into the arena
+//     (without the flight lock: the allocation may evict), look again, and
+//     claim a free slot and lead. Only a leader's key takes arena space.
 //   - The leader looks in the store once more (double-check), else computes
 //     with the ordinary miss path, storing the entry PINNED, and publishes:
 //     Done (with the pinned entry, or none when the result was not storable)
@@ -14,8 +17,13 @@
 //     current, privileges), so a commit that happened after the leader read
 //     its generations is never hidden from them: they retry instead (once
 //     when a commit is in progress, for a new leader that waits for it).
-//   - The last participant to leave frees the slot, its key block, and the
-//     pin. Errors (PG_CATCH), transaction abort and process exit all leave.
+//   - A Failed flight's message is an arena block, allocated (before the
+//     flight lock) only when a query fails; with no room for it the leader
+//     publishes Abandoned instead, and a waiter takes over and meets the
+//     error itself.
+//   - The last participant to leave frees the slot, its key block, its
+//     message block and the pin. Errors (PG_CATCH), transaction abort and
+//     process exit all leave.
 //   - No hangs: waits are interruptible and bounded by pg_memo.wait_timeout;
 //     a backend leading a flight never waits on another one; a computation
 //     that re-enters its own key gets an error.
@@ -83,29 +91,46 @@ bool error_belongs_to_query(int sqlerrcode) {
 void leave_flight() {
     if (current.slot < 0) return;
     Shared &sh = shared_state();
-    uint64_t key_block = 0, entry = 0;
+    FlightLeftovers left;
     lock_flights(LW_EXCLUSIVE);
     FlightSlot &s = sh.flights.slot(current.slot);
     bool last = s.incarnation == current.incarnation &&
-                sh.flights.leave(current.slot, !current.leading, &key_block, &entry);
+                sh.flights.leave(current.slot, !current.leading, &left);
     unlock_flights();
     current = Participation{};
     if (last) {
-        if (entry) sh.store.unpin(entry);
-        if (key_block) sh.store.release_block(key_block);
+        if (left.entry) sh.store.unpin(left.entry);
+        if (left.key_block) sh.store.release_block(left.key_block);
+        if (left.error_block) sh.store.release_block(left.error_block);
     }
 }
 
-// Publishes the leader's outcome and wakes the waiters.
+// Publishes the leader's outcome and wakes the waiters. A failure's message
+// (up to kFlightMessageLen - 1 bytes) goes to an arena block allocated here,
+// before the flight lock; if the arena has no room for it, the flight is
+// published Abandoned instead: a waiter takes over, runs the query and
+// raises its error itself, so no waiter ever gets an error without its text.
 void publish(FlightState state, uint64_t entry, int error_code, const char *message) {
     Shared &sh = shared_state();
+    uint64_t error_block = 0;
+    if (state == FlightState::Failed) {
+        if (!message) message = "";
+        size_t len = strnlen(message, kFlightMessageLen - 1);
+        error_block = sh.store.allocate_block(len + 1);
+        if (error_block) {
+            char *text = sh.store.block(error_block);
+            memcpy(text, message, len);
+            text[len] = '\0';
+        } else {
+            state = FlightState::Abandoned;
+            error_code = 0;
+        }
+    }
     lock_flights(LW_EXCLUSIVE);
     FlightSlot &s = sh.flights.slot(current.slot);
-    s.state = state;
-    s.result_entry = entry;
-    s.error_code = error_code;
-    strlcpy(s.error_message, message ? message : "", sizeof s.error_message);
+    uint64_t replaced = sh.flights.publish(current.slot, state, entry, error_code, error_block);
     unlock_flights();
+    if (replaced) sh.store.release_block(replaced);
     ConditionVariableBroadcast(flight_cv(s));
 }
 
@@ -158,29 +183,39 @@ void note_participation(int32_t slot, uint32_t incarnation, bool leading, const 
 
 enum class Role { Lead, Join, NoFlight };
 
-// Joins the key's flight or claims a new one. The key block is allocated
-// before taking the lock and given back if not needed.
+// Joins the key's flight or claims a new one. The lookup uses the caller's
+// own key bytes; only a caller about to lead copies them into the arena,
+// without the flight lock (the allocation may evict entries), and then looks
+// again, since another backend may have claimed the key meanwhile. A full
+// table allocates nothing.
 Role join_or_lead(const Encoded &key, uint32_t stats_slot) {
     Shared &sh = shared_state();
-    uint64_t block = sh.store.allocate_block(key.key_len);
-    if (block) memcpy(sh.store.block(block), key.key, key.key_len);
-
+    uint64_t block = 0;
     Role role = Role::NoFlight;
-    lock_flights(LW_EXCLUSIVE);
-    int32_t i = sh.flights.find(key.hash, key.key, key.key_len, sh.store);
-    if (i >= 0) {
-        sh.flights.join(i);
-        role = Role::Join;
-    } else if (block) {
-        i = sh.flights.claim(key.hash, block, key.key_len, MyProcPid, stats_slot, MyDatabaseId,
-                             GetCurrentTimestamp());
+    for (;;) {
+        lock_flights(LW_EXCLUSIVE);
+        int32_t i = sh.flights.find(key.hash, key.key, key.key_len, sh.store);
         if (i >= 0) {
-            role = Role::Lead;
-            block = 0;  // owned by the flight now
+            sh.flights.join(i);
+            role = Role::Join;
+        } else if (block) {
+            i = sh.flights.claim(key.hash, block, key.key_len, MyProcPid, stats_slot, MyDatabaseId,
+                                 GetCurrentTimestamp());
+            if (i >= 0) {
+                role = Role::Lead;
+                block = 0;  // owned by the flight now
+            }
+        } else if (!sh.flights.full()) {
+            unlock_flights();
+            block = sh.store.allocate_block(key.key_len);
+            if (!block) return Role::NoFlight;  // no room in the arena for the key
+            memcpy(sh.store.block(block), key.key, key.key_len);
+            continue;  // look again, then claim
         }
+        if (i >= 0) note_participation(i, sh.flights.slot(i).incarnation, role == Role::Lead, key);
+        unlock_flights();
+        break;
     }
-    if (i >= 0) note_participation(i, sh.flights.slot(i).incarnation, role == Role::Lead, key);
-    unlock_flights();
     if (block) sh.store.release_block(block);
     return role;
 }
@@ -328,7 +363,7 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
             state = s.state;
             entry = s.result_entry;
             error_code = s.error_code;
-            strlcpy(message, s.error_message, sizeof message);
+            strlcpy(message, sh.flights.error_message(current.slot, sh.store), sizeof message);
             if (state == FlightState::Abandoned) {
                 // The leader went away: the first waiter to see it leads now.
                 s.state = FlightState::Running;

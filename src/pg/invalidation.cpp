@@ -1,15 +1,12 @@
-// Invalidation: per-transaction write tracking, bumped at commit.
+// Write tracking: what the current transaction wrote, bumped at commit.
 //
-// The protocol is docs/consistency.md. In short:
+// The protocol is docs/consistency.md, "Writers". In short:
 //   - A BEFORE ... FOR EACH STATEMENT trigger on every watched table marks the
 //     table's generation counter as written by this transaction. BEFORE, so
 //     that a memo call evaluated inside the writing statement already sees
 //     the mark and does not store a result containing the statement's own,
 //     uncommitted rows.
-//   - DDL is seen twice: the object access hook marks altered and dropped
-//     relations at once (so the DDL transaction bypasses their entries), and
-//     at pre-commit the transaction's own relcache invalidations mark every
-//     relation whose definition, privileges, policies or triggers changed.
+//   - DDL is marked by catalog_changes.cpp, into the same written set.
 //   - Logical replication apply writes rows without firing statement
 //     triggers: in an apply worker, every transaction marks the relations of
 //     its subscription at pre-commit. (A row trigger would cost every
@@ -23,48 +20,22 @@
 //     reader that sees a bumped counter also receives the invalidations of
 //     the commit that bumped it. It only does atomic increments.
 //   - Abort forgets the marks: rolled-back writes never happened.
-#include "memoize.hpp"
+#include "invalidation.hpp"
 
 extern "C" {
-#include "catalog/objectaccess.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_collation.h"
-#include "catalog/pg_operator.h"
-#include "catalog/pg_proc.h"
-#include "catalog/pg_ts_config.h"
-#include "catalog/pg_ts_dict.h"
-#include "catalog/pg_ts_parser.h"
-#include "catalog/pg_ts_template.h"
-#include "catalog/pg_type.h"
+#include "catalog/pg_subscription_rel.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
-#include "storage/sinval.h"
-#include "utils/resowner.h"
-#include "access/relation.h"
-#include "catalog/dependency.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_subscription_rel.h"
-#include "catalog/pg_trigger.h"
 #include "replication/worker_internal.h"
-#include "utils/lsyscache.h"
-#include "utils/syscache.h"
 #include "utils/memutils.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_amop.h"
-#include "catalog/pg_amproc.h"
-#include "catalog/pg_cast.h"
-#include "catalog/pg_constraint.h"
-#include "catalog/pg_conversion.h"
-#include "catalog/pg_inherits.h"
-#include "catalog/pg_namespace.h"
-#include "catalog/pg_opclass.h"
-#include "catalog/pg_opfamily.h"
-#include "catalog/pg_transform.h"
-#include "tcop/utility.h"
+#include "utils/resowner.h"
 
 PG_FUNCTION_INFO_V1(pg_memo_invalidation_trigger);
 Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 }
+
+#include "catalog_changes.hpp"
+#include "memoize.hpp"
 
 namespace pgmemo {
 
@@ -77,43 +48,9 @@ uint32_t written_count = 0;
 uint32_t written_capacity = 0;
 uint64_t written_filter = 0;
 bool wrote_watched_rows = false;   // a watched table's trigger fired
-bool dropped_relation = false;     // purge dead entries once committed
-bool dropped_watched = false;      // one of pg_memo's triggers was dropped
-bool changed_routines = false;     // a function or operator was created or changed
-bool dropped_type = false;         // a standalone type was dropped
-bool changed_catalogs_now = false; // DDL ran, or a relation or type was created, renamed or moved
+bool purge_after_commit = false;   // it dropped relations: free their entries
 uint32_t pending_count = 0;        // written_slots[0..n) whose commit is announced
 bool commit_to_publish = false;    // committed; bumped once its invalidations are out
-
-// Objects whose creation, renaming or move can change what a name means,
-// resolved at pre-commit when the catalogs show them (TopTransactionContext).
-List *renamed_relations = NIL;
-List *created_types = NIL;
-List *changed_constraints = NIL;
-
-// Appends to an array kept in TopMemoryContext (it outlives transactions and
-// errors), doubling it when it is full.
-template <typename T, typename Count>
-void append_kept(T **items, Count *count, Count *capacity, T item) {
-    if (*count == *capacity) {
-        Count grown = *capacity ? *capacity * 2 : 16;
-        *items = static_cast<T *>(*items ? repalloc(*items, grown * sizeof(T))
-                                         : MemoryContextAlloc(TopMemoryContext, grown * sizeof(T)));
-        *capacity = grown;
-    }
-    (*items)[(*count)++] = item;
-}
-
-object_access_hook_type prev_object_access_hook = nullptr;
-ProcessUtility_hook_type prev_process_utility_hook = nullptr;
-
-// Schemas the parser looked up by a qualified name, while analysis collects
-// them (TopMemoryContext, so that the hook never allocates in a context that
-// an error could have freed).
-bool collecting_schemas = false;
-Oid *looked_up_schemas = nullptr;
-int looked_up_count = 0;
-int looked_up_capacity = 0;
 
 // Announces the commit on every marked counter before it becomes visible
 // (see Generations): until the bump, no entry depending on them is current.
@@ -135,146 +72,8 @@ void forget_transaction() {
     written_count = 0;
     written_filter = 0;
     wrote_watched_rows = false;
-    dropped_relation = false;
-    dropped_watched = false;
-    changed_routines = false;
-    dropped_type = false;
-    changed_catalogs_now = false;
-    renamed_relations = NIL;  // their memory goes with the transaction
-    created_types = NIL;
-    changed_constraints = NIL;
-}
-
-uint32_t routines_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0); }
-uint32_t names_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0); }
-uint32_t roles_slot() { return Generations::slot_of(InvalidOid, GenerationKind::Roles, 0); }
-
-// A relation's row type, or an array type: it comes and goes with its owner.
-bool is_implicit_type(Oid type) {
-    return get_typ_typrelid(type) != InvalidOid || get_element_type(type) != InvalidOid;
-}
-
-bool is_watched(Oid relid) {
-    Relation rel = try_relation_open(relid, NoLock);
-    if (!rel) return false;
-    bool watched = relation_watch_state(rel) != WatchState::NotWatched;
-    relation_close(rel, NoLock);
-    return watched;
-}
-
-// The domain a constraint belongs to, or InvalidOid (a table's constraint).
-Oid constraint_domain(Oid constraint) {
-    HeapTuple tuple = SearchSysCache1(CONSTROID, ObjectIdGetDatum(constraint));
-    if (!HeapTupleIsValid(tuple)) return InvalidOid;
-    Oid domain = reinterpret_cast<Form_pg_constraint>(GETSTRUCT(tuple))->contypid;
-    ReleaseSysCache(tuple);
-    return domain;
-}
-
-// What the transaction changed that names in queries can resolve to.
-struct NameChanges {
-    bool relations = false;  // a table, view or similar created, renamed or moved
-    bool types = false;      // a standalone type created or changed
-    bool routines = false;   // a function, operator, cast, operator class, schema,
-                             // collation, ... or the privileges on one
-};
-
-// The counter that a change to a row of a catalog with this syscache
-// stands for, or nothing. Every catalog change a transaction makes is in its
-// invalidation messages; these catalogs decide what a query's text resolves
-// to outside its relations (a cast, an operator class reversing ORDER BY,
-// a schema renamed under a qualified name) or who may call what (EXECUTE,
-// USAGE). Relations are told by their relcache messages instead, and row
-// types come and go with their tables (see created_types).
-enum class CatalogCounter { None, Routines, Roles };
-CatalogCounter counter_for_catalog_cache(int cache_id) {
-    switch (cache_id) {
-        case AGGFNOID: case AMNAME: case AMOID: case AMOPOPID: case AMOPSTRATEGY: case AMPROCNUM:
-        case CASTSOURCETARGET: case CLAAMNAMENSP: case CLAOID: case COLLNAMEENCNSP: case COLLOID:
-        case CONDEFAULT: case CONNAMENSP: case CONVOID: case ENUMOID: case ENUMTYPOIDNAME: case LANGNAME:
-        case LANGOID: case NAMESPACENAME: case NAMESPACEOID: case OPERNAMENSP: case OPEROID:
-        case OPFAMILYAMNAMENSP: case OPFAMILYOID: case PROCNAMEARGSNSP: case PROCOID: case RANGEMULTIRANGE:
-        case RANGETYPE: case TRFOID: case TRFTYPELANG: case TSCONFIGMAP: case TSCONFIGNAMENSP: case TSCONFIGOID:
-        case TSDICTNAMENSP: case TSDICTOID: case TSPARSERNAMENSP: case TSPARSEROID: case TSTEMPLATENAMENSP:
-        case TSTEMPLATEOID:
-            return CatalogCounter::Routines;
-        case AUTHNAME: case AUTHOID:
-            return CatalogCounter::Roles;
-        default:
-            return CatalogCounter::None;
-    }
-}
-
-// Marks what one invalidation message of the committing transaction says
-// changed. Returns whether it changed routines.
-bool mark_invalidation(const SharedInvalidationMessage &m, bool *changed_watched) {
-    if (m.id == SHAREDINVALRELCACHE_ID) {
-        if (m.rc.dbId != MyDatabaseId || !OidIsValid(m.rc.relId)) return false;
-        mark_written(relation_slot(m.rc.relId));
-        if (changed_watched && !*changed_watched && is_watched(m.rc.relId)) *changed_watched = true;
-        return false;
-    }
-    if (m.id < 0 || (m.cc.dbId != MyDatabaseId && m.cc.dbId != InvalidOid)) return false;
-    switch (counter_for_catalog_cache(m.id)) {
-        case CatalogCounter::Routines:
-            mark_written(routines_slot());
-            // A schema's name is also what reg* input resolves through.
-            if (m.id == NAMESPACENAME || m.id == NAMESPACEOID) mark_written(names_slot());
-            return true;
-        case CatalogCounter::Roles:
-            mark_written(roles_slot());
-            return false;
-        case CatalogCounter::None:
-            return false;
-    }
-    return false;
-}
-
-// Marks, at the end of the transaction, what its DDL changed: every relation
-// it sent a relcache invalidation for (ALTER, DROP, GRANT/REVOKE, policies,
-// triggers, view replacement), the routines and roles counters for the
-// catalogs above, the schemas of relations created, renamed or moved, and the
-// routines counter for new types and changed domain constraints. Returns
-// what changed names, and (for PREPARE) whether a watched relation's
-// definition changed.
-NameChanges mark_catalog_changes(bool *changed_watched) {
-    NameChanges changes;
-    SharedInvalidationMessage *msgs;
-    bool init_file_inval;
-    int n = xactGetCommittedInvalidationMessages(&msgs, &init_file_inval);
-    for (int i = 0; i < n; i++)
-        if (mark_invalidation(msgs[i], changed_watched)) changes.routines = true;
-
-    ListCell *lc;
-    foreach (lc, renamed_relations) {
-        Oid relid = lfirst_oid(lc);
-        char relkind = get_rel_relkind(relid);
-        // Indexes, sequences, TOAST tables: no query names them. Gone by now
-        // (a rewrite's transient heap): no name left to resolve.
-        if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_VIEW &&
-            relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE && relkind != RELKIND_COMPOSITE_TYPE)
-            continue;
-        Oid nspid = get_rel_namespace(relid);
-        mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid));
-        if (!isAnyTempNamespace(nspid)) changes.relations = true;
-    }
-    foreach (lc, created_types) {
-        Oid type = lfirst_oid(lc);
-        // Row and array types come with their owner; a type created and
-        // dropped again in this transaction leaves no name behind.
-        if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(type)) || is_implicit_type(type)) continue;
-        mark_written(routines_slot());
-        changes.types = true;
-    }
-    foreach (lc, changed_constraints) {
-        // Visible now (a constraint is created within its command).
-        if (OidIsValid(constraint_domain(lfirst_oid(lc)))) {
-            mark_written(routines_slot());  // a domain's: casts to it check it
-            changes.types = true;
-        }
-    }
-    if (dropped_type) changes.types = true;
-    return changes;
+    purge_after_commit = false;
+    forget_catalog_changes();
 }
 
 // In a logical replication worker: the tables its subscription replicates,
@@ -291,8 +90,9 @@ void mark_subscription_relations() {
     }
 }
 
+// message is marked with gettext_noop where it is written, and translated here.
 void refuse_prepare(const char *message) {
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg_internal("%s", message),
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg_internal("%s", _(message)),
                     errdetail("COMMIT PREPARED runs without this session's record of what to "
                               "invalidate, so cached results could stay stale."),
                     errhint("Commit this transaction without two-phase commit.")));
@@ -307,7 +107,7 @@ void publish_commit() {
         end_commit();
         // A dropped table's entries can never be hit again: give
         // their memory back now rather than when eviction finds them.
-        if (dropped_relation) sh.store.remove_stale();
+        if (purge_after_commit) sh.store.remove_stale();
     }
     forget_transaction();
 }
@@ -315,9 +115,7 @@ void publish_commit() {
 void memo_xact_callback(XactEvent event, void *) {
     switch (event) {
         case XACT_EVENT_PRE_COMMIT:
-            // Only transactions with an xid changed catalogs; this also skips
-            // VACUUM's in-place statistics updates.
-            if (TransactionIdIsValid(GetTopTransactionIdIfAny())) mark_catalog_changes(nullptr);
+            purge_after_commit = mark_catalog_changes(false).dropped_relations;
             mark_subscription_relations();
             if (written_count > 0) begin_commit();
             break;
@@ -330,14 +128,14 @@ void memo_xact_callback(XactEvent event, void *) {
             // its COMMIT PREPARED transaction marks the subscription's
             // tables again (refusing would stop replication for good).
             if (wrote_watched_rows && !MyLogicalRepWorker)
-                refuse_prepare("cannot PREPARE a transaction that wrote to a table watched by pg_memo");
-            bool changed_watched = dropped_watched;
-            NameChanges changes;
-            if (TransactionIdIsValid(GetTopTransactionIdIfAny())) changes = mark_catalog_changes(&changed_watched);
-            if (changed_watched) refuse_prepare("cannot PREPARE a transaction that changes or drops a table watched by pg_memo");
-            if (changes.relations || changes.types || changes.routines || changed_routines)
-                refuse_prepare("cannot PREPARE a transaction that creates or renames tables, views, "
-                               "functions, operators or types while pg_memo is loaded");
+                refuse_prepare(gettext_noop("cannot PREPARE a transaction that wrote to a table watched by pg_memo"));
+            NameChanges changes = mark_catalog_changes(true);
+            purge_after_commit = changes.dropped_relations;
+            if (changes.watched)
+                refuse_prepare(gettext_noop("cannot PREPARE a transaction that changes or drops a table watched by pg_memo"));
+            if (changes.relations || changes.types || changes.routines)
+                refuse_prepare(gettext_noop("cannot PREPARE a transaction that creates or renames tables, views, "
+                                            "functions, operators or types while pg_memo is loaded"));
             break;
         }
         case XACT_EVENT_COMMIT:
@@ -349,7 +147,6 @@ void memo_xact_callback(XactEvent event, void *) {
             break;
         case XACT_EVENT_ABORT:
         case XACT_EVENT_PARALLEL_ABORT:
-            collecting_schemas = false;
             commit_to_publish = false;
             end_commit();  // a failure between pre-commit and commit
             forget_transaction();
@@ -360,168 +157,6 @@ void memo_xact_callback(XactEvent event, void *) {
     }
 }
 
-bool is_internal(ObjectAccessType access, void *arg) {
-    if (access == OAT_POST_CREATE && arg) return static_cast<ObjectAccessPostCreate *>(arg)->is_internal;
-    if (access == OAT_POST_ALTER && arg) return static_cast<ObjectAccessPostAlter *>(arg)->is_internal;
-    if (access == OAT_DROP && arg)
-        return (static_cast<ObjectAccessDrop *>(arg)->dropflags & PERFORM_DELETION_INTERNAL) != 0;
-    return false;
-}
-
-void remember(List **list, Oid oid) {
-    MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
-    *list = lappend_oid(*list, oid);
-    MemoryContextSwitchTo(old);
-}
-
-void note_relation_change(ObjectAccessType access, Oid relid, int sub_id, void *arg) {
-    bool whole_relation = sub_id == 0;
-    // At once, so that this transaction bypasses the relation's entries
-    // (a new column is a POST_CREATE of the column).
-    if (access != OAT_POST_CREATE || !whole_relation) mark_written(relation_slot(relid));
-    // Internal changes (the new heap of VACUUM FULL, CLUSTER or a table
-    // rewrite) keep every name where it was.
-    if (!whole_relation || is_internal(access, arg)) return;
-    mark_written(names_slot());  // what 'name'::regclass resolves to
-    if (access == OAT_DROP) {
-        if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP) return;
-        dropped_relation = true;
-        // Its name (and its row type's) is gone from its schema: marked
-        // while the catalog still says which schema that is.
-        mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, get_rel_namespace(relid)));
-        return;
-    }
-    // A name may now mean another relation: the schema is re-stamped at
-    // pre-commit, when the catalogs show it; until then this transaction
-    // uses no cached result.
-    remember(&renamed_relations, relid);
-    changed_catalogs_now = true;
-}
-
-void note_type_change(ObjectAccessType access, Oid type) {
-    mark_written(names_slot());  // what 'name'::regtype resolves to
-    if (access != OAT_DROP) {
-        remember(&created_types, type);  // not visible yet: resolved at pre-commit
-        changed_catalogs_now = true;
-    } else if (!is_implicit_type(type)) {  // still in the catalog while it is dropped
-        mark_written(routines_slot());
-        dropped_type = true;
-    }
-}
-
-// A domain's constraints are checked by every cast to it (ALTER DOMAIN ADD
-// CONSTRAINT ... NOT VALID makes a cached cast's rows an error). A table's
-// constraints reach us as its relcache invalidation.
-void note_constraint_change(ObjectAccessType access, Oid constraint) {
-    if (access != OAT_DROP) {
-        remember(&changed_constraints, constraint);  // a new one is not visible yet
-    } else if (OidIsValid(constraint_domain(constraint))) {
-        mark_written(routines_slot());
-        dropped_type = true;
-    }
-}
-
-// A child attached, inherited, detached or disinherited: the parent's rows
-// change, though its relcache is not always invalidated (a second
-// inheritance child leaves the parent's pg_class row alone).
-void note_inheritance_change(Oid child, void *arg) {
-    mark_written(relation_slot(child));
-    if (arg) mark_written(relation_slot(static_cast<ObjectAccessPostAlter *>(arg)->auxiliary_id));
-}
-
-// Catalogs whose objects a query's text resolves to outside its relations.
-bool resolves_query_text(Oid class_id) {
-    return class_id == ProcedureRelationId || class_id == OperatorRelationId || class_id == CollationRelationId ||
-           class_id == TSConfigRelationId || class_id == TSDictionaryRelationId || class_id == TSParserRelationId ||
-           class_id == TSTemplateRelationId || class_id == CastRelationId || class_id == OperatorClassRelationId ||
-           class_id == OperatorFamilyRelationId || class_id == AccessMethodOperatorRelationId ||
-           class_id == AccessMethodProcedureRelationId || class_id == NamespaceRelationId ||
-           class_id == ConversionRelationId || class_id == TransformRelationId;
-}
-
-// The parser checked USAGE on a schema it looked up by a qualified name.
-void note_schema_lookup(Oid schema, void *arg) {
-    if (!collecting_schemas || !arg || !static_cast<ObjectAccessNamespaceSearch *>(arg)->ereport_on_violation)
-        return;  // not analyzing, or a search path being computed
-    for (int i = 0; i < looked_up_count; i++)
-        if (looked_up_schemas[i] == schema) return;
-    append_kept(&looked_up_schemas, &looked_up_count, &looked_up_capacity, schema);
-}
-
-void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg) {
-    if (prev_object_access_hook) prev_object_access_hook(access, class_id, object_id, sub_id, arg);
-    if (access == OAT_NAMESPACE_SEARCH) {
-        note_schema_lookup(object_id, arg);
-        return;
-    }
-    // Only definitions changing matter, not OAT_FUNCTION_EXECUTE, which
-    // fires for every function call.
-    if (!IsTransactionState() || (access != OAT_POST_CREATE && access != OAT_POST_ALTER && access != OAT_DROP))
-        return;
-
-    if (class_id == RelationRelationId) {
-        note_relation_change(access, object_id, sub_id, arg);
-    } else if (class_id == TypeRelationId) {
-        note_type_change(access, object_id);
-    } else if (class_id == ConstraintRelationId) {
-        note_constraint_change(access, object_id);
-    } else if (class_id == InheritsRelationId) {
-        note_inheritance_change(object_id, access == OAT_POST_ALTER ? arg : nullptr);
-    } else if (resolves_query_text(class_id)) {
-        // A new, replaced or dropped function, operator or cast can change
-        // what a query means: a body, or which overload, cast or sort order
-        // it resolves to. So can a collation or text search configuration
-        // that takes a name over, or a renamed schema under a qualified name.
-        mark_written(routines_slot());
-        if (class_id == NamespaceRelationId) mark_written(names_slot());
-        changed_routines = true;
-    } else if (class_id == TriggerRelationId && access == OAT_DROP && is_pg_memo_trigger(object_id)) {
-        dropped_watched = true;  // unwatch, or the drop of a watched table
-    }
-}
-
-// Statements that cannot change the catalogs in a way a query's result or
-// permission could depend on; every other utility statement is DDL here.
-// TRUNCATE and COPY write rows (the trigger records them); ANALYZE, REINDEX
-// and COMMENT change plans and descriptions, never results.
-bool leaves_catalogs_alone(Node *stmt) {
-    switch (nodeTag(stmt)) {
-        case T_TransactionStmt: case T_VariableSetStmt: case T_VariableShowStmt: case T_PrepareStmt:
-        case T_ExecuteStmt: case T_DeallocateStmt: case T_DeclareCursorStmt: case T_FetchStmt:
-        case T_ClosePortalStmt: case T_DoStmt: case T_CallStmt: case T_CopyStmt: case T_TruncateStmt:
-        case T_ListenStmt: case T_NotifyStmt: case T_UnlistenStmt: case T_LockStmt: case T_CheckPointStmt:
-        case T_LoadStmt: case T_ConstraintsSetStmt: case T_VacuumStmt: case T_ReindexStmt:
-        case T_RefreshMatViewStmt: case T_CommentStmt:
-            return true;  // (DO, CALL and EXECUTE run their statements through here too)
-        case T_ExplainStmt: {  // EXPLAIN ANALYZE CREATE TABLE AS creates a table
-            Node *query = reinterpret_cast<ExplainStmt *>(stmt)->query;
-            return IsA(query, Query) && reinterpret_cast<Query *>(query)->commandType != CMD_UTILITY;
-        }
-        default:
-            return false;
-    }
-}
-
-// DDL inside a transaction (ALTER TABLE ... DISABLE TRIGGER, ATTACH
-// PARTITION, GRANT, CREATE CAST, ...) changes what this transaction's
-// queries mean before anything is committed, often on catalogs no hook
-// reports. From the statement on (a memo call inside it included), the
-// transaction uses no cached result and stores none; what it changed is
-// marked from its invalidation messages at pre-commit.
-void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
-                          ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
-                          DestReceiver *dest, QueryCompletion *qc) {
-    if (!leaves_catalogs_alone(pstmt->utilityStmt) && IsTransactionState()) changed_catalogs_now = true;
-    if (prev_process_utility_hook)
-        prev_process_utility_hook(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-    else
-        standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-}
-
-void memo_subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
-    if (event == SUBXACT_EVENT_ABORT_SUB) collecting_schemas = false;  // an error during analysis
-}
-
 }  // namespace
 
 uint32_t relation_slot(Oid relid) {
@@ -529,8 +164,6 @@ uint32_t relation_slot(Oid relid) {
 }
 
 SlotSetView own_writes() { return SlotSetView{written_slots, written_count, written_filter}; }
-
-bool transaction_changed_catalogs() { return changed_catalogs_now; }
 
 void mark_written(uint32_t slot) {
     if (own_writes().contains(slot)) return;
@@ -551,26 +184,10 @@ void memo_resource_release(ResourceReleasePhase phase, bool is_commit, bool is_t
     publish_commit();
 }
 
-void start_schema_lookups() {
-    looked_up_count = 0;
-    collecting_schemas = true;
-}
-
-void stop_schema_lookups() { collecting_schemas = false; }
-
-const Oid *explicit_namespaces(int *n) {
-    *n = looked_up_count;
-    return looked_up_schemas;
-}
-
 void register_invalidation_callbacks() {
     RegisterXactCallback(memo_xact_callback, nullptr);
-    RegisterSubXactCallback(memo_subxact_callback, nullptr);
-    prev_process_utility_hook = ProcessUtility_hook;
-    ProcessUtility_hook = memo_process_utility;
     RegisterResourceReleaseCallback(memo_resource_release, nullptr);
-    prev_object_access_hook = object_access_hook;
-    object_access_hook = memo_object_access;
+    register_catalog_hooks();
 }
 
 }  // namespace pgmemo

@@ -12,6 +12,8 @@
 // docs/architecture.md.
 #include "pg_memo.hpp"
 
+#include "invalidation.hpp"
+
 extern "C" {
 #include "miscadmin.h"
 #include "storage/condition_variable.h"
@@ -139,8 +141,10 @@ void define_settings() {
         1000000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "pg_memo.max_flights", "Number of computations that can be in flight at once.",
-        "A miss that finds the flight table full computes on its own (counted as flight_full).",
-        &guc_max_flights, 1024, 1, 1000000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+        "A miss that finds the flight table full computes on its own (counted as flight_full). "
+        "A backend takes part in one flight at a time, so more slots than backends are never "
+        "used; at most 65536.",
+        &guc_max_flights, 1024, 1, int(kMaxFlights), PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "pg_memo.singleflight", "Collapses concurrent misses on one key into one computation.",
         "Off makes every miss compute, for A/B measurements.", &guc_singleflight, true, PGC_USERSET, 0,

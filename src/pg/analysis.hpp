@@ -1,0 +1,44 @@
+// Query analysis: is this query cacheable, what does its result depend on,
+// and which privilege checks must a hit repeat?
+#pragma once
+
+#include "pg_memo.hpp"
+
+namespace pgmemo {
+
+// Why a query may run but not be cached.
+enum class Uncacheable {
+    No,
+    TriggersDisabled,  // a watched table's trigger is not enabled ALWAYS
+    CatalogsChanging,  // catalog changes kept arriving while it was analyzed, or
+                       // the search path changed since the call was keyed
+};
+
+// What a computed result depends on, and what a hit must re-check.
+struct Analysis {
+    DepStamp *deps;  // palloc'd, generations filled in by the miss path
+    uint32_t ndeps;
+    char *meta;  // privilege checks for hits (privileges.hpp)
+    uint32_t meta_len;
+    Uncacheable uncacheable;
+};
+
+// Checks that query is one cacheable SELECT over watched tables (ERROR if
+// not) and collects its dependencies and privilege checks. sql is the text
+// query was parsed from (its literals are looked at by location).
+void analyze_query(Query *query, const char *sql, const Oid *search_path, int search_path_len, Analysis *out);
+
+// Refuses anything but exactly one plain SELECT in the text (ERROR). With
+// statement, sets it to the SELECT's own text (palloc'd): without the
+// semicolon that may end it, or what follows that (white space, comments).
+void check_single_select(const char *query_text, char **statement = nullptr);
+
+// Whether a date/time input text names the clock: 'now', 'today',
+// 'tomorrow' or 'yesterday' (as a word, in any case).
+bool names_clock_time(const char *input);
+
+// Whether values of type hold date/time values (through domains, arrays,
+// ranges and composite types).
+bool type_holds_clock_values(Oid type);
+
+}  // namespace pgmemo

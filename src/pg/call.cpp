@@ -1,0 +1,217 @@
+// The arguments of a memo call and the cache key they make.
+#include "call.hpp"
+
+extern "C" {
+#include "access/gin.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "parser/parse_expr.h"
+#include "parser/parser.h"
+#include "utils/builtins.h"
+#include "utils/bytea.h"
+#include "utils/float.h"
+#include "utils/guc.h"
+#include "utils/guc_tables.h"
+#include "utils/pg_locale.h"
+#include "utils/xml.h"
+}
+
+#include "hash.hpp"
+#include "key.hpp"
+
+namespace pgmemo {
+
+namespace {
+
+// Session settings that change what the query text or a parameter means,
+// or which rows it returns.
+struct KeyContext {
+    Oid dbid;
+    Oid userid;
+    int32 date_style;
+    int32 date_order;
+    int32 interval_style;
+    int32 standard_strings;
+    int32 null_equals;
+    int32 bytea_output;        // output functions marked immutable that read
+    int32 extra_float_digits;  // a setting: they change ::text casts
+    int32 quote_all_identifiers;  // quote_ident(), marked immutable
+    int32 array_nulls;            // array input: is {NULL} a NULL or the text NULL
+    int32 xml_option;             // xml input: document or content
+    int32 xml_binary;             // bytea inside XML: base64 or hex
+    int32 gin_fuzzy_search_limit; // a GIN index scan returns only some rows
+};
+
+[[noreturn]] void null_argument(const char *name) {
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", name)));
+    pg_unreachable();
+}
+
+// The schemas names are looked up in, in order, into path
+// (kMaxSearchPath entries); returns how many.
+int effective_search_path(Oid *path) {
+    // The session's temporary schema is searched first, but is not part of
+    // the active path array: a temporary table could shadow a name.
+    Oid temp_namespace, temp_toast_namespace;
+    GetTempNamespaceState(&temp_namespace, &temp_toast_namespace);
+    int n = 0;
+    if (OidIsValid(temp_namespace)) path[n++] = temp_namespace;
+    int path_len = fetch_search_path_array(path + n, kMaxSearchPath - n);
+    if (n + path_len > kMaxSearchPath)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("pg_memo supports a search_path of at most %d schemas, counting "
+                               "pg_catalog and the temporary schema", kMaxSearchPath)));
+    return n + path_len;
+}
+
+// timezone_abbreviations' value. PostgreSQL exports no variable for it, and
+// GetConfigOption looks the setting up by name (a binary search with
+// case-insensitive compares): on every call, twice per directory hit. The
+// setting's variable is found once instead (built-in settings never move);
+// its value is read on each call.
+const char *timezone_abbreviations() {
+    static char **variable = nullptr;
+    if (!variable) {
+        struct config_generic **settings = get_guc_variables();
+        for (int i = 0, n = GetNumConfigOptions(); i < n && !variable; i++)
+            if (settings[i]->vartype == PGC_STRING &&
+                pg_strcasecmp(settings[i]->name, "timezone_abbreviations") == 0)
+                variable = reinterpret_cast<struct config_string *>(settings[i])->variable;
+        if (!variable) elog(ERROR, "pg_memo: the setting timezone_abbreviations is missing");
+    }
+    return *variable ? *variable : "";
+}
+
+// kind, context, timezone, search path, cache name, query, timezone
+// abbreviations, lc_monetary (the last two change timestamptz and money input)
+constexpr int kFixedKeyFields = 8;
+
+
+}  // namespace
+
+void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
+    call->kind = kind;
+    if (PG_ARGISNULL(first)) null_argument("cache_name");
+    if (PG_ARGISNULL(first + 1)) null_argument("query");
+    if (PG_ARGISNULL(first + 2)) null_argument("params");
+    call->cache_name = PG_GETARG_TEXT_PP(first);
+    call->query = PG_GETARG_TEXT_PP(first + 1);
+
+    ArrayType *params = PG_GETARG_ARRAYTYPE_P(first + 2);
+    if (ARR_NDIM(params) > 1)
+        ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                        errmsg("params must be a one-dimensional text array")));
+    if (ARR_ELEMTYPE(params) != TEXTOID)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH), errmsg("params must be a text array")));
+    int nitems = ArrayGetNItems(ARR_NDIM(params), ARR_DIMS(params));
+    if (nitems > kMaxParams)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("params has %d elements, more than the %d parameters pg_memo supports",
+                               nitems, kMaxParams)));
+    deconstruct_array(params, TEXTOID, -1, false, TYPALIGN_INT, &call->param_values,
+                      &call->param_nulls, &call->nparams);
+
+    call->search_path_len = effective_search_path(call->search_path);
+}
+
+// Whether the search path is still the one the call was keyed with: a
+// commit (a new schema named like the role, a revoked USAGE) may have
+// changed it since the arguments were read.
+bool same_search_path(const Call &call) {
+    Oid path[kMaxSearchPath];
+    int len = effective_search_path(path);
+    return len == call.search_path_len && memcmp(path, call.search_path, sizeof(Oid) * len) == 0;
+}
+
+namespace {
+
+// The key's fields, encoded; without the cache name and the parameters for
+// a statement key.
+Encoded encode_fields(const Call &call, bool with_name_and_params) {
+    KeyContext ctx;
+    memset(&ctx, 0, sizeof ctx);  // padding must not reach the key bytes
+    ctx.dbid = MyDatabaseId;
+    ctx.userid = GetUserId();
+    ctx.date_style = DateStyle;
+    ctx.date_order = DateOrder;
+    ctx.interval_style = IntervalStyle;
+    ctx.standard_strings = standard_conforming_strings;
+    ctx.null_equals = Transform_null_equals;
+    ctx.bytea_output = bytea_output;
+    ctx.extra_float_digits = extra_float_digits;
+    ctx.quote_all_identifiers = quote_all_identifiers;
+    ctx.array_nulls = Array_nulls;
+    ctx.xml_option = xmloption;
+    ctx.xml_binary = xmlbinary;
+    ctx.gin_fuzzy_search_limit = GinFuzzySearchLimit;
+    const char *tz = pg_get_timezone_name(session_timezone);
+    const char *tz_abbreviations = timezone_abbreviations();
+    char kind = char(call.kind);
+
+    const int nfixed = kFixedKeyFields;
+    int nfields = nfixed + (with_name_and_params ? call.nparams : 0);
+    auto *fields = static_cast<KeyField *>(palloc(sizeof(KeyField) * nfields));
+    fields[0] = KeyField{&kind, 1, false};
+    fields[1] = KeyField{reinterpret_cast<const char *>(&ctx), sizeof ctx, false};
+    fields[2] = KeyField{tz, uint32_t(strlen(tz)), false};
+    fields[3] = KeyField{reinterpret_cast<const char *>(call.search_path),
+                         uint32_t(sizeof(Oid) * call.search_path_len), false};
+    fields[4] = with_name_and_params
+                    ? KeyField{VARDATA_ANY(call.cache_name), uint32_t(VARSIZE_ANY_EXHDR(call.cache_name)), false}
+                    : KeyField{"", 0, false};
+    fields[5] = KeyField{VARDATA_ANY(call.query), uint32_t(VARSIZE_ANY_EXHDR(call.query)), false};
+    fields[6] = KeyField{tz_abbreviations, uint32_t(strlen(tz_abbreviations)), false};
+    fields[7] = KeyField{locale_monetary, uint32_t(strlen(locale_monetary)), false};
+    for (int i = 0; i < nfields - nfixed; i++) {
+        if (call.param_nulls[i]) {
+            fields[nfixed + i] = KeyField{nullptr, 0, true};
+        } else {
+            text *t = DatumGetTextPP(call.param_values[i]);
+            fields[nfixed + i] = KeyField{VARDATA_ANY(t), uint32_t(VARSIZE_ANY_EXHDR(t)), false};
+        }
+    }
+    size_t key_size = encoded_key_size(fields, nfields);
+    if (key_size > MaxAllocSize)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("the cache key of this call would take %zu bytes, more than the %zu pg_memo supports",
+                               key_size, size_t(MaxAllocSize)),
+                        errdetail("The key holds the cache name, the query text and the parameters.")));
+    Encoded e;
+    e.key_len = uint32_t(key_size);
+    e.key = static_cast<char *>(palloc(e.key_len));
+    encode_key(fields, nfields, e.key);
+    e.hash = pgmemo::hash_bytes(e.key, e.key_len);
+    return e;
+}
+
+}  // namespace
+
+Encoded encode_call(const Call &call) { return encode_fields(call, true); }
+
+Encoded encode_statement(const Call &call) { return encode_fields(call, false); }
+
+bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, ArrayType **params) {
+    int n = decode_key(key, len, nullptr, 0);
+    if (n < kFixedKeyFields) return false;
+    auto *fields = static_cast<KeyField *>(palloc(sizeof(KeyField) * n));
+    decode_key(key, len, fields, size_t(n));
+    KeyContext ctx;
+    if (fields[1].len != sizeof ctx) return false;
+    memcpy(&ctx, fields[1].data, sizeof ctx);
+    *userid = ctx.userid;
+    *query = cstring_to_text_with_len(fields[5].data, int(fields[5].len));
+    int nparams = n - kFixedKeyFields;
+    auto *values = static_cast<Datum *>(palloc(sizeof(Datum) * (nparams ? nparams : 1)));
+    auto *nulls = static_cast<bool *>(palloc(sizeof(bool) * (nparams ? nparams : 1)));
+    for (int i = 0; i < nparams; i++) {
+        const KeyField &f = fields[kFixedKeyFields + i];
+        nulls[i] = f.is_null;
+        values[i] = f.is_null ? (Datum)0 : PointerGetDatum(cstring_to_text_with_len(f.data, int(f.len)));
+    }
+    int dims[1] = {nparams}, lbs[1] = {1};
+    *params = construct_md_array(values, nulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT);
+    return true;
+}
+
+}  // namespace pgmemo

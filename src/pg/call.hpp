@@ -1,0 +1,60 @@
+// One memo call: its arguments, read once, and the cache key they make.
+#pragma once
+
+#include "pg_memo.hpp"
+
+extern "C" {
+#include "utils/array.h"
+}
+
+namespace pgmemo {
+
+enum class Kind : char { List = 'L', Count = 'C' };
+
+constexpr int kMaxSearchPath = 32;
+// As many as a prepared statement can take over PostgreSQL's protocol. Far
+// more would not fit the key's field list in one allocation.
+constexpr int kMaxParams = 65535;
+
+// Everything a call is about, read from its arguments once.
+struct Call {
+    Kind kind;
+    text *cache_name;
+    text *query;  // made a C string only when the call computes
+    int nparams;
+    Datum *param_values;  // text
+    bool *param_nulls;
+    Oid search_path[kMaxSearchPath];
+    int search_path_len;
+};
+
+// A call's cache key: encoded bytes (see src/core/key.hpp) and their hash.
+struct Encoded {
+    char *key;
+    uint32_t key_len;
+    uint64_t hash;
+};
+
+// Reads the arguments from first on (cache_name, query, params) and the
+// search path. Raises 22004, 2202E, 42804 or 54000 for bad ones.
+void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call);
+
+// Whether the search path is still the one the call was keyed with: a
+// commit (a new schema named like the role, a revoked USAGE) may have
+// changed it since the arguments were read.
+bool same_search_path(const Call &call);
+
+// The key: database, role, the settings that change what the text means,
+// search path, cache name, query text and parameters. Raises 54000 past
+// 1 GB.
+Encoded encode_call(const Call &call);
+
+// The same without the cache name and the parameters: what the text means
+// to the parser and planner, the key of this backend's prepared statements.
+Encoded encode_statement(const Call &call);
+
+// What a key says, for memo.flights: the role it is for, the query text and
+// the parameters (palloc'd). False if the bytes are not a key.
+bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, ArrayType **params);
+
+}  // namespace pgmemo

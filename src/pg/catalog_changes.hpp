@@ -1,0 +1,46 @@
+// Catalog changes: DDL seen while a transaction runs (utility statements,
+// the object access hook) and marked from its invalidation messages at
+// pre-commit (docs/consistency.md, "DDL").
+#pragma once
+
+#include "pg_memo.hpp"
+
+namespace pgmemo {
+
+// Registers the ProcessUtility and object access hooks; called from _PG_init.
+void register_catalog_hooks();
+
+// This transaction ran DDL (any utility statement that can change the
+// catalogs: ALTER TABLE, GRANT, CREATE CAST, ...) or created, renamed or
+// moved a relation or type: until it ends, its queries may mean something
+// no entry was computed for, and its uncommitted catalog state must not
+// reach the cache, so it uses no cached result.
+bool transaction_changed_catalogs();
+
+// What the transaction changed that names in queries resolve to.
+struct NameChanges {
+    bool relations = false;  // a table, view or similar created, renamed or moved
+    bool types = false;      // a standalone type or a domain constraint changed
+    bool routines = false;   // a function, operator, cast, operator class, schema,
+                             // collation, ... or the privileges on one
+    bool watched = false;    // one of pg_memo's triggers was dropped, or (for
+                             // PREPARE) a watched table's definition changed
+    bool dropped_relations = false;  // entries over them can never be hit again
+};
+
+// Marks what the committing (or, with for_prepare, preparing)
+// transaction's DDL changed, from its invalidation messages and what the
+// hooks remembered.
+NameChanges mark_catalog_changes(bool for_prepare);
+
+// Forgets what the hooks remembered: the transaction ended.
+void forget_catalog_changes();
+
+// The schemas the parser looked up by a qualified name since the last
+// start_schema_lookups(), until stop_schema_lookups() (an error in between
+// stops it at the end of the (sub)transaction).
+void start_schema_lookups();
+void stop_schema_lookups();
+const Oid *explicit_namespaces(int *n);
+
+}  // namespace pgmemo

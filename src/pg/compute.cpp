@@ -1,0 +1,372 @@
+// The miss path, in one place. Its order is the consistency protocol
+// (docs/consistency.md, "Readers" and "The commit window"):
+//
+//   1. receive pending invalidations and note how many were received;
+//   2. parse and analyze the text: refusals, dependencies, privilege checks;
+//   3. when the result is to be stored, wait (bounded) for commits in
+//      progress on the dependencies, so that the result survives them;
+//   4. read the dependencies' generations;
+//   5. receive invalidations again: if any arrived since 1, the analysis may
+//      be older than the generations (an ATTACH PARTITION counted in them but
+//      missing from it): analyze again (at most kMaxAnalyses times, then
+//      compute without storing);
+//   6. execute with a NEW snapshot, taken after 4 (volatile SPI; never the
+//      caller's), so that a commit between 4 and 6 leaves the entry born
+//      stale, never stale forever;
+//   7. store the entry with the generations of 4.
+#include "compute.hpp"
+
+extern "C" {
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "parser/parse_param.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/latch.h"
+#include "storage/sinval.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/plancache.h"
+}
+
+#include "analysis.hpp"
+#include "catalog_changes.hpp"
+#include "invalidation.hpp"
+#include "result_format.hpp"
+#include "statement_cache.hpp"
+
+namespace pgmemo {
+
+namespace {
+
+// A commit in progress is about to become visible: it is flushing its WAL,
+// or waiting for a synchronous standby. A result computed before it lands is
+// stale at once, and every caller computes again. Waiting lets the
+// generations read next, and the snapshot taken after them, include it.
+void wait_for_commits_in_progress(const Analysis &analysis) {
+    Generations &gens = shared_state().gens;
+    if (guc_commit_wait_ms <= 0 || !gens.any_commit_pending(analysis.deps, analysis.ndeps)) return;
+    instr_time start;
+    INSTR_TIME_SET_CURRENT(start);
+    do {
+        instr_time waited;
+        INSTR_TIME_SET_CURRENT(waited);
+        INSTR_TIME_SUBTRACT(waited, start);
+        long remaining = guc_commit_wait_ms - long(INSTR_TIME_GET_MILLISEC(waited));
+        if (remaining <= 0) return;
+        // The committer signals no one (its bump must stay cheap): poll
+        // every millisecond, interruptibly.
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Min(remaining, 1L),
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    } while (gens.any_commit_pending(analysis.deps, analysis.ndeps));
+}
+
+void read_generations(Analysis *analysis) {
+    Generations &gens = shared_state().gens;
+    for (uint32_t i = 0; i < analysis->ndeps; i++)
+        analysis->deps[i].generation = gens.read(analysis->deps[i].slot);
+}
+
+struct VarParams {
+    Oid *types;
+    int count;
+};
+
+void setup_var_params(ParseState *pstate, void *arg) {
+    auto *vp = static_cast<VarParams *>(arg);
+    setup_parse_variable_parameters(pstate, &vp->types, &vp->count);
+}
+
+// 'now' as a timestamp parameter is read when the query runs: the key holds
+// the text, whose value moves with the clock.
+void refuse_clock_parameter(int index, Oid type, const char *input_text) {
+    if (names_clock_time(input_text) && type_holds_clock_values(type))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("pg_memo cannot cache a query whose parameter $%d is '%s'", index + 1, input_text),
+                        errdetail("Its value follows the clock, which invalidates nothing."),
+                        errhint("Pass the time itself, for example now()::text.")));
+}
+
+ParamListInfo bind_parameters(const Call &call, const VarParams &vp) {
+    if (vp.count != call.nparams)
+        ereport(ERROR, (errcode(vp.count > call.nparams ? ERRCODE_UNDEFINED_PARAMETER
+                                                        : ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("query uses %d parameter(s) but %d were given", vp.count, call.nparams)));
+    ParamListInfo params = makeParamList(call.nparams);
+    for (int i = 0; i < call.nparams; i++) {
+        ParamExternData &p = params->params[i];
+        if (i >= vp.count || !OidIsValid(vp.types[i]))
+            ereport(ERROR, (errcode(ERRCODE_INDETERMINATE_DATATYPE),
+                            errmsg("could not determine data type of parameter $%d", i + 1),
+                            errhint("Use every parameter from $1 to $%d in the query.", call.nparams)));
+        Oid type = vp.types[i] == UNKNOWNOID ? TEXTOID : vp.types[i];
+        p.ptype = type;
+        p.pflags = PARAM_FLAG_CONST;
+        p.isnull = call.param_nulls[i];
+        if (p.isnull) {
+            p.value = (Datum)0;
+        } else {
+            char *input_text = TextDatumGetCString(call.param_values[i]);
+            refuse_clock_parameter(i, type, input_text);
+            Oid input, ioparam;
+            getTypeInputInfo(type, &input, &ioparam);
+            p.value = OidInputFunctionCall(input, input_text, ioparam, -1);
+        }
+    }
+    return params;
+}
+
+// Encodes the SPI result into a payload allocated in ctx.
+Result encode_spi_result(Kind kind, MemoryContext ctx) {
+    Result r{};
+    SPITupleTable *tt = SPI_tuptable;
+    if (kind == Kind::Count) {
+        bool isnull;
+        Datum d = SPI_getbinval(tt->vals[0], tt->tupdesc, 1, &isnull);
+        r.len = sizeof(ResultHeader);
+        r.payload = static_cast<char *>(MemoryContextAlloc(ctx, r.len));
+        ResultWriter w(r.payload, r.len);
+        w.write_count(isnull ? 0 : DatumGetInt64(d));
+        return r;
+    }
+
+    TupleDesc desc = tt->tupdesc;
+    uint64 nrows = SPI_processed;
+    // Out-of-line values point into TOAST tables; a stored row must carry
+    // its own bytes.
+    HeapTuple *rows = static_cast<HeapTuple *>(palloc(sizeof(HeapTuple) * (nrows ? nrows : 1)));
+    size_t size = result_prefix_size(uint32_t(desc->natts));
+    for (uint64 i = 0; i < nrows; i++) {
+        HeapTuple t = tt->vals[i];
+        rows[i] = HeapTupleHasExternal(t) ? toast_flatten_tuple(t, desc) : t;
+        size += row_space(rows[i]->t_len);
+    }
+    if (size > MaxAllocHugeSize || size > UINT32_MAX)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("query result is too large")));
+
+    auto *cols = static_cast<ColumnType *>(palloc(sizeof(ColumnType) * (desc->natts ? desc->natts : 1)));
+    for (int i = 0; i < desc->natts; i++)
+        cols[i] = ColumnType{TupleDescAttr(desc, i)->atttypid, TupleDescAttr(desc, i)->atttypmod};
+
+    r.len = uint32_t(size);
+    r.payload = static_cast<char *>(MemoryContextAllocHuge(ctx, size));
+    ResultWriter w(r.payload, size);
+    w.begin_rows(cols, uint32_t(desc->natts));
+    for (uint64 i = 0; i < nrows; i++) w.add_row(rows[i]->t_data, rows[i]->t_len);
+    return r;
+}
+
+// Whether a result computed with this analysis may be stored.
+bool storable(const Analysis &analysis, bool bypass) {
+    return !bypass && analysis.uncacheable == Uncacheable::No &&
+           !own_writes().intersects(analysis.deps, analysis.ndeps);
+}
+
+// The query parsed, analyzed and with its parameters bound, inside an SPI
+// connection.
+struct PreparedQuery {
+    SPIPlanPtr plan;
+    ParamListInfo params;
+};
+
+// The statement's analysis, copied into the caller's memory: the entry
+// stores it, and its generations are filled in per call.
+void copy_analysis(const Analysis &from, Analysis *to) {
+    *to = from;
+    to->deps = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * from.ndeps));
+    memcpy(to->deps, from.deps, sizeof(DepStamp) * from.ndeps);
+    to->meta = static_cast<char *>(palloc(from.meta_len ? from.meta_len : 1));
+    memcpy(to->meta, from.meta, from.meta_len);
+}
+
+// The SQL text to prepare: the query, or the count of its rows. The text is
+// wrapped only after it proved to be one SELECT, and without its semicolon
+// and what follows it ("SELECT 1; -- note").
+const char *statement_text(const Call &call) {
+    char *statement = nullptr;  // wanted only to wrap a count
+    const char *sql = text_to_cstring(call.query);
+    check_single_select(sql, call.kind == Kind::Count ? &statement : nullptr);
+    if (call.kind == Kind::Count) sql = psprintf("SELECT count(*) FROM (\n%s\n) AS pg_memo_count", statement);
+    return sql;
+}
+
+// Parses the text inside the SPI connection, inferring the parameters'
+// types into vp as an untyped PREPARE does. For a statement to be kept, it
+// is parsed once more with those types fixed: the plan cache re-parses a
+// kept plan when the catalogs change, and an inferring parse would write
+// into vp, which does not live that long. Parallel plans are allowed, as for
+// the same query run through SPI_execute or PL/pgSQL's EXECUTE: a miss must
+// not be slower than the query itself.
+SPIPlanPtr prepare_text(const char *sql, VarParams *vp, bool to_keep) {
+    SPIPlanPtr plan = SPI_prepare_params(sql, setup_var_params, vp, CURSOR_OPT_PARALLEL_OK);
+    if (plan && to_keep) {
+        for (int i = 0; i < vp->count; i++)
+            if (vp->types[i] == UNKNOWNOID) vp->types[i] = TEXTOID;  // as bind_parameters reads them
+        SPI_freeplan(plan);
+        plan = SPI_prepare_cursor(sql, vp->count, vp->types, CURSOR_OPT_PARALLEL_OK);
+    }
+    if (!plan) elog(ERROR, "pg_memo: preparing the query failed: %s", SPI_result_code_string(SPI_result));
+    List *sources = SPI_plan_get_plan_sources(plan);
+    if (list_length(sources) != 1) check_single_select(sql);  // raises the error
+    auto *source = static_cast<CachedPlanSource *>(linitial(sources));
+    if (list_length(source->query_list) != 1)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("pg_memo cannot cache a query that rewrite rules expand into several")));
+    return plan;
+}
+
+// Parses, analyzes and plans the text inside the SPI connection. The parser
+// checks USAGE on the schemas of qualified names: noted for the hits to
+// check again.
+SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp, MemoryContext caller_ctx,
+                             bool to_keep) {
+    const char *sql = statement_text(call);
+    start_schema_lookups();
+    SPIPlanPtr plan = prepare_text(sql, vp, to_keep);
+    stop_schema_lookups();
+    auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
+    MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
+    analyze_query(linitial_node(Query, source->query_list), sql, call.search_path, call.search_path_len,
+                  analysis);
+    MemoryContextSwitchTo(spi_ctx);
+    return plan;
+}
+
+// Connects to SPI and binds the call's parameters to its statement: the one
+// this backend kept for the text, if no catalog change arrived since its
+// analysis (invalidations_seen), or a new one, parsed, analyzed and planned.
+// A transaction that ran DDL sees catalogs no other transaction sees: it
+// neither uses nor keeps statements.
+PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalidations_seen) {
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    bool reuse = !transaction_changed_catalogs();
+    Encoded statement_key{};
+    if (reuse) statement_key = encode_statement(call);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
+
+    const PreparedStatement *kept = reuse ? find_statement(statement_key, invalidations_seen) : nullptr;
+    if (kept) {
+        MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
+        copy_analysis(kept->analysis, analysis);
+        MemoryContextSwitchTo(spi_ctx);
+        return PreparedQuery{kept->plan, bind_parameters(call, VarParams{kept->param_types, kept->nparams})};
+    }
+    // The parser grows this array with repalloc, which keeps it in our
+    // context: SPI frees its own execution memory when prepare returns.
+    VarParams vp{static_cast<Oid *>(MemoryContextAllocZero(caller_ctx, sizeof(Oid))), 0};
+    SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx, reuse);
+    ParamListInfo params = bind_parameters(call, vp);
+    if (reuse && analysis->uncacheable == Uncacheable::No)
+        keep_statement(statement_key, plan, vp.types, vp.count, *analysis, invalidations_seen);
+    return PreparedQuery{plan, params};
+}
+
+// Analyses of one computation, at most, while catalog changes keep arriving.
+constexpr int kMaxAnalyses = 3;
+
+// Runs the query uncached: analysis, generations, then a fresh snapshot.
+//
+// The analysis (what the text means: its relations, their partitions, the
+// functions it calls) must be no older than the generations, or a catalog
+// change that is already counted in them could be missing from it, and the
+// entry would never be invalidated for it (a new partition's writes, say).
+// A commit publishes its bump only after its invalidations are sent
+// (invalidation.cpp), so any such change shows as an invalidation received
+// after the generations are read: then the query is analyzed again.
+Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_commits) {
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    for (int analyses = 1;; analyses++) {
+        AcceptInvalidationMessages();
+        uint64 invalidations_seen = SharedInvalidMessageCounter;
+        // The key holds the path the arguments were read with.
+        bool path_moved = !same_search_path(call);
+        PreparedQuery q = prepare_query(call, analysis, invalidations_seen);
+        if (path_moved) analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
+
+        // A commit in progress would make the result stale as soon as it
+        // lands: wait for it (on the first analysis only). What it changed
+        // in the catalogs shows below, as invalidations.
+        if (analyses == 1 && wait_for_commits && storable(*analysis, bypass))
+            wait_for_commits_in_progress(*analysis);
+
+        // The order is the protocol: generations first, snapshot second. A
+        // commit in between leaves this entry born stale, never stale forever.
+        read_generations(analysis);
+        AcceptInvalidationMessages();
+        if (SharedInvalidMessageCounter != invalidations_seen && storable(*analysis, bypass)) {
+            if (analyses < kMaxAnalyses) {
+                SPI_finish();
+                continue;
+            }
+            analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
+        }
+
+        SPIExecuteOptions options;
+        memset(&options, 0, sizeof options);
+        options.params = q.params;
+        options.read_only = false;  // volatile: a new snapshot, not the caller's
+        int rc = SPI_execute_plan_extended(q.plan, &options);
+        if (rc != SPI_OK_SELECT)
+            elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
+
+        Result r = encode_spi_result(call.kind, caller_ctx);
+        SPI_finish();
+        return r;
+    }
+}
+
+bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
+                  uint64_t *pinned) {
+    if (r.len > uint64_t(guc_max_result_size_kb) * 1024) {
+        sh.stats.add(slot, kTooLarge);
+        return false;
+    }
+    EntryParts parts;
+    parts.hash = key.hash;
+    parts.key = key.key;
+    parts.key_len = key.key_len;
+    parts.deps = a.deps;
+    parts.ndeps = a.ndeps;
+    parts.meta = a.meta;
+    parts.meta_len = a.meta_len;
+    parts.payload = r.payload;
+    parts.payload_len = r.len;
+    parts.stats_slot = slot;
+    if (sh.store.insert(parts, ~uint64_t(0), pinned) == InsertStatus::Stored) return true;
+    sh.stats.add(slot, kTooLarge);
+    return false;
+}
+
+
+}  // namespace
+
+Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bool bypass, uint64_t *pinned,
+                         bool wait_for_commits) {
+    Shared &sh = shared_state();
+    if (pinned) *pinned = 0;
+    Analysis analysis{};
+    instr_time start, elapsed;
+    sh.stats.add(slot, kComputations);  // counted even if the query then fails
+    INSTR_TIME_SET_CURRENT(start);
+    Result r = compute(call, &analysis, bypass, wait_for_commits);
+    INSTR_TIME_SET_CURRENT(elapsed);
+    INSTR_TIME_SUBTRACT(elapsed, start);
+    sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));
+
+    if (!storable(analysis, bypass)) {
+        sh.stats.add(slot, kBypasses);
+    } else {
+        sh.stats.add(slot, kMisses);
+        store_result(sh, slot, key, analysis, r, pinned);
+    }
+    return r;
+}
+
+}  // namespace pgmemo

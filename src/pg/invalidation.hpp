@@ -1,0 +1,24 @@
+// Write tracking: what the current transaction wrote, announced at
+// pre-commit and bumped after its commit (docs/consistency.md, "Writers").
+#pragma once
+
+#include "pg_memo.hpp"
+
+namespace pgmemo {
+
+// Registers the transaction callbacks; called from _PG_init.
+void register_invalidation_callbacks();
+
+// The counters the current transaction has written (tables it wrote, DDL).
+SlotSetView own_writes();
+
+// Marks a counter as written by this transaction: bumped at commit, and this
+// transaction bypasses entries that depend on it until then.
+void mark_written(uint32_t slot);
+
+// A watched table's trigger fired: its rows are being written.
+void mark_rows_written(Oid relid);
+
+uint32_t relation_slot(Oid relid);
+
+}  // namespace pgmemo

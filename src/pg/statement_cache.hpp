@@ -1,0 +1,36 @@
+// This backend's prepared statements: the text of a memo call parsed,
+// analyzed and planned once, and reused by later misses of any key with the
+// same text, settings and search path while no invalidation message has
+// arrived since the analysis (docs/architecture.md, "The miss path").
+#pragma once
+
+#include "analysis.hpp"
+#include "call.hpp"
+
+extern "C" {
+#include "executor/spi.h"
+}
+
+namespace pgmemo {
+
+struct PreparedStatement {
+    SPIPlanPtr plan;          // saved (SPI_keepplan); the plan cache revalidates it
+    Oid *param_types;         // as the parser inferred them
+    int nparams;
+    Analysis analysis;        // dependency slots, privilege checks, uncacheable
+    uint64 invalidations_at;  // SharedInvalidMessageCounter before the analysis
+};
+
+// The statement kept for key, if no invalidation message arrived since its
+// analysis (invalidations_now: SharedInvalidMessageCounter after receiving
+// the pending ones), or nullptr. A statement found stays in place until the
+// transaction ends: a nested memo call cannot free a plan in use.
+const PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now);
+
+// Keeps a statement just prepared and analyzed, inside the SPI connection
+// that prepared plan (which it saves), in place of the least recently kept
+// one not in use by this transaction. Keeps nothing when all are in use.
+void keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types, int nparams,
+                    const Analysis &analysis, uint64 invalidations_at);
+
+}  // namespace pgmemo

@@ -1,0 +1,28 @@
+\set ECHO none
+-- Included at the top of every suite: pg_memo and the helpers the suites
+-- share. Idempotent and silent (not echoed, no notices), so that a suite
+-- runs alone (make installcheck REGRESS=ddl TAP_TESTS=) or after the
+-- others, with the same output.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pg_memo;
+RESET client_min_messages;
+
+-- Counters of one cache name, for assertions.
+CREATE OR REPLACE FUNCTION counters(name text)
+RETURNS TABLE (calls bigint, hits bigint, misses bigint, computations bigint,
+               bypasses bigint, invalidations bigint, entries bigint)
+LANGUAGE sql AS $$
+  SELECT calls, hits, misses, computations, bypasses, invalidations, entries
+    FROM memo.stats WHERE datname = current_database() AND cache_name = name
+$$;
+
+-- Shows the SQLSTATE and message of whatever the statement raises.
+CREATE OR REPLACE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE stmt;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+\set ECHO all

@@ -1,0 +1,44 @@
+-- Statistics, size limits and eviction.
+\getenv abs_srcdir PG_ABS_SRCDIR
+\i :abs_srcdir/sql/include/setup.sql
+CREATE TABLE blob (id int PRIMARY KEY, body text);
+ALTER TABLE blob ALTER COLUMN body SET STORAGE EXTERNAL;  -- no compression: 100 kB stay 100 kB
+INSERT INTO blob SELECT g, repeat(md5(g::text), 3200) FROM generate_series(1, 200) g;  -- 100 kB each
+SELECT memo.watch('blob');
+
+SELECT memo.reset_stats();
+SELECT count(*) FROM memo.stats WHERE calls > 0;
+
+-- results above pg_memo.max_result_size are returned, not stored, and counted
+SET pg_memo.max_result_size = '64kB';
+SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', '{1}') AS t(body text);
+SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', '{1}') AS t(body text);
+SELECT calls, hits, misses, computations, entries FROM counters('blob');
+SELECT too_large FROM memo.stats WHERE cache_name = 'blob';
+RESET pg_memo.max_result_size;
+
+-- an arena of 8MB offered 20MB: evictions, and memory stays inside the arena
+SELECT sum(length(body)) FROM generate_series(1, 200) g,
+  LATERAL memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', ARRAY[g::text]) AS t(body text);
+SELECT evictions > 0 AS evicted, used_bytes <= arena_bytes AS bounded, entries < 200 AS some_left
+  FROM memo.info;
+SELECT evictions > 0 AS evicted FROM memo.stats WHERE cache_name = 'blob';
+-- the newest entries survive eviction
+SELECT hits AS hits_before FROM counters('blob') \gset
+SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', '{200}') AS t(body text);
+SELECT hits - :hits_before AS new_hits FROM counters('blob');
+
+-- memo.stats columns: one row per (database, cache name)
+SELECT datname = current_database() AS this_db, cache_name, calls >= hits + misses AS consistent,
+       total_compute_ms >= 0 AS timed, mean_compute_ms >= 0 AS mean, stats_reset IS NOT NULL AS reset_time
+  FROM memo.stats WHERE cache_name = 'blob';
+
+-- reset_stats zeroes counters but keeps the gauges
+SELECT memo.reset_stats();
+SELECT calls, hits, entries > 0 AS still_cached FROM counters('blob');
+
+-- reset drops every entry and gives every byte back
+SELECT memo.reset() > 0 AS dropped;
+SELECT entries, used_bytes < 64 * 1024 AS nearly_empty FROM memo.info;
+SELECT entries, bytes FROM memo.stats WHERE cache_name = 'blob';
+DROP TABLE blob;
