@@ -10,9 +10,9 @@ PGFILEDESC = "pg_memo - memoized query results in shared memory"
 
 include src/core/sources.mk
 CORE_OBJS = $(PG_MEMO_CORE_SOURCES:.cpp=.o)
-GLUE_OBJS = src/pg/pg_memo.o src/pg/invalidation.o src/pg/catalog_changes.o \
+GLUE_OBJS = src/pg/module.o src/pg/settings.o src/pg/shared_state.o src/pg/invalidation.o src/pg/catalog_changes.o \
             src/pg/watch.o src/pg/analysis.o src/pg/privileges.o src/pg/call.o \
-            src/pg/compute.o src/pg/statement_cache.o src/pg/memo_functions.o src/pg/admin_functions.o \
+            src/pg/compute.o src/pg/statement_cache.o src/pg/memo_functions.o src/pg/views.o src/pg/admin_functions.o \
             src/pg/flights.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 

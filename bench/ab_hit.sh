@@ -28,20 +28,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -f "$A" ] && [ -f "$B" ] || { echo "usage: bench/ab_hit.sh --a A.so --b B.so" >&2; exit 2; }
-LIB=$("$BENCH_BIN/pg_config" --pkglibdir)/pg_memo.so
-KEEP=$(mktemp /tmp/pg_memo_ab_keep.XXXXXX)
-cp "$LIB" "$KEEP"
-restore() { bench_stop; cp "$KEEP" "$LIB"; rm -f "$KEEP"; }
-trap restore EXIT
-
-use_build() {  # $1 = .so
-  as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -w stop -m fast >/dev/null
-  cp "$1" "$LIB"
-  as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w start >/dev/null
-}
-
-cp "$A" "$LIB"
-bench_start
+bench_library_keep
+trap 'bench_stop; bench_library_restore' EXIT
+bench_start  # on the installed build, whose SQL scripts are installed too
 bench_psql -c "DROP EXTENSION pg_memo; CREATE EXTENSION pg_memo VERSION '1.0'" >/dev/null
 bench_psql -c 'CREATE EXTENSION pg_memo_directory' >/dev/null
 bench_psql -c "SELECT directory.directory_seed($ROWS)" >/dev/null
@@ -54,7 +43,7 @@ chown postgres "$BENCH_DIR"/*.sql
 tps() { bench_pgbench -n -M prepared -c 8 -j 2 -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/$1.sql" 2>&1 | tps_of /dev/stdin; }
 ratios_a=() ratios_b=()
 round() {  # $1 = label (a or b), $2 = .so, $3 = round number
-  use_build "$2"
+  bench_use_library "$2"
   bench_pgbench -n -t 10 -f "$BENCH_DIR/cached.sql" >/dev/null 2>&1  # warm
   local h s
   if [ $(($3 % 2)) -eq 1 ]; then h=$(tps cached); s=$(tps snapshot); else s=$(tps snapshot); h=$(tps cached); fi

@@ -47,6 +47,18 @@ SELECT memo.watch('stampede_items');
 SQL
 }
 
+# Two builds in one run (A/B): bench_library_keep saves the system's
+# pg_memo.so (bench_library_restore puts it back); bench_use_library SO
+# installs SO and restarts the benchmark cluster on it.
+BENCH_LIB=$("$BENCH_BIN/pg_config" --pkglibdir)/pg_memo.so
+bench_library_keep() { BENCH_KEPT_LIB=$(mktemp /tmp/pg_memo_kept.XXXXXX); cp "$BENCH_LIB" "$BENCH_KEPT_LIB"; }
+bench_library_restore() { [ -n "${BENCH_KEPT_LIB:-}" ] && cp "$BENCH_KEPT_LIB" "$BENCH_LIB" && rm -f "$BENCH_KEPT_LIB"; BENCH_KEPT_LIB=; }
+bench_use_library() {
+  as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -w stop -m fast >/dev/null
+  cp "$1" "$BENCH_LIB"
+  as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w start >/dev/null
+}
+
 bench_stop() {
   if [ -f "$BENCH_DIR/data/postmaster.pid" ]; then
     as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -m fast stop >/dev/null || true

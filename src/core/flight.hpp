@@ -34,6 +34,7 @@
 // flight's message) are allocated by the caller before it takes the flight
 // lock, and handed back by leave (or publish) to be released after the
 // caller drops it.
+// noexcept means "throws no C++ exception" (see StoreLocks in store.hpp).
 #pragma once
 
 #include <cstddef>

@@ -14,6 +14,7 @@
 // Two objects may share a counter. That only makes one's writes invalidate
 // the other's entries too: over-invalidation is safe, under-invalidation is
 // not, and a fixed array needs no locks, no allocation and no capacity limit.
+// noexcept means "throws no C++ exception" (see StoreLocks in store.hpp).
 #pragma once
 
 #include <atomic>

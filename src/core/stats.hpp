@@ -5,6 +5,7 @@
 // counter is an atomic. This keeps counting off the index locks entirely.
 // Slot 0 is reserved for the overflow row "(other)", used once every slot is
 // claimed.
+// noexcept means "throws no C++ exception" (see StoreLocks in store.hpp).
 #pragma once
 
 #include <atomic>

@@ -39,6 +39,13 @@
 
 namespace pgmemo {
 
+// The locks the store takes, implemented by the caller (the glue: LWLocks).
+//
+// noexcept, here and on every core function, means "throws no C++
+// exception". It does not mean "raises no PostgreSQL ERROR": an
+// implementation over LWLocks can still raise one (too many LWLocks held,
+// say), which longjmps through the core. The core is written for that: it
+// holds no C++ objects with destructors across a call to these functions.
 class StoreLocks {
 public:
     virtual ~StoreLocks() = default;

@@ -28,44 +28,14 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
-#include "flight.hpp"
-#include "generations.hpp"
-#include "stats.hpp"
-#include "store.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
 
 namespace pgmemo {
 
 // The extension's schema: fixed (schema = memo, relocatable = false in the
 // control file); the SQL scripts spell it @extschema@.
 constexpr const char *kExtensionSchema = "memo";
-
-// ---- shared state (pg_memo.cpp) -------------------------------------------
-
-// Settings (GUCs).
-extern int guc_cache_size_kb;       // pg_memo.cache_size
-extern int guc_max_result_size_kb;  // pg_memo.max_result_size
-extern int guc_max_cache_names;     // pg_memo.max_cache_names
-extern int guc_max_flights;         // pg_memo.max_flights
-extern bool guc_singleflight;       // pg_memo.singleflight
-extern int guc_wait_timeout_ms;     // pg_memo.wait_timeout
-extern int guc_commit_wait_ms;      // pg_memo.commit_wait_timeout
-
-// The shared state, attached in this process. Raises 55000 unless pg_memo is
-// in shared_preload_libraries.
-struct Shared {
-    Generations gens;
-    StatsTable stats;
-    Store store;
-    FlightTable flights;
-};
-Shared &shared_state();
-
-// The lock of the flight table (see src/pg/flights.cpp).
-LWLock *flight_lock();
-
-// Stats slot for a cache name in the current database (per-backend memo of
-// the shared table). Raises 22023 for names that are empty or too long.
-uint32_t stats_slot_for(const char *name, size_t len);
 
 // Appends to an array kept in TopMemoryContext (it outlives transactions and
 // errors), doubling it when it is full.

@@ -34,6 +34,7 @@ struct Slot {
 Slot slots[kStatements];
 int next_victim = 0;
 bool callback_registered = false;
+bool any_in_use = false;  // some slot's in_use is set: clear them at the end
 
 void release(Slot &s) {
     if (!s.used) return;
@@ -46,7 +47,9 @@ void end_of_transaction(XactEvent event, void *) {
     if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT && event != XACT_EVENT_PREPARE &&
         event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
         return;
+    if (!any_in_use) return;  // the transaction used no statement: most do not
     for (Slot &s : slots) s.in_use = false;
+    any_in_use = false;
 }
 
 Slot *free_slot() {
@@ -71,7 +74,7 @@ const PreparedStatement *find_statement(const Encoded &key, uint64 invalidations
             if (!s.in_use) release(s);  // the catalogs moved: prepare again
             continue;
         }
-        s.in_use = true;
+        s.in_use = any_in_use = true;
         return &s.statement;
     }
     return nullptr;
@@ -107,7 +110,7 @@ void keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types,
         return;
     }
     s->used = true;
-    s->in_use = true;
+    s->in_use = any_in_use = true;
 }
 
 }  // namespace pgmemo

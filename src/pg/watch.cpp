@@ -9,6 +9,9 @@ extern "C" {
 #include "commands/trigger.h"
 #include "parser/parse_func.h"
 #include "utils/fmgroids.h"
+
+PG_FUNCTION_INFO_V1(pg_memo_is_watch_trigger);
+Datum pg_memo_is_watch_trigger(PG_FUNCTION_ARGS);
 }
 
 namespace pgmemo {
@@ -120,3 +123,8 @@ WatchState relation_watch_state(Relation rel) {
 }
 
 }  // namespace pgmemo
+
+// memo.is_watch_trigger(oid), since 1.1: the same test in SQL.
+Datum pg_memo_is_watch_trigger(PG_FUNCTION_ARGS) {
+    PG_RETURN_BOOL(pgmemo::is_watch_trigger(PG_GETARG_OID(0)));
+}

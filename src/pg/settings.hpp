@@ -1,0 +1,18 @@
+// pg_memo's settings (GUCs), defined at _PG_init (docs/reference.md,
+// "Settings").
+#pragma once
+
+namespace pgmemo {
+
+extern int guc_cache_size_kb;       // pg_memo.cache_size
+extern int guc_max_result_size_kb;  // pg_memo.max_result_size
+extern int guc_max_cache_names;     // pg_memo.max_cache_names
+extern int guc_max_flights;         // pg_memo.max_flights
+extern bool guc_singleflight;       // pg_memo.singleflight
+extern int guc_wait_timeout_ms;     // pg_memo.wait_timeout
+extern int guc_commit_wait_ms;      // pg_memo.commit_wait_timeout
+
+// Defines them; called from _PG_init.
+void define_settings();
+
+}  // namespace pgmemo

@@ -1,0 +1,34 @@
+// The shared state: one region of shared memory and one LWLock tranche,
+// attached in every backend (layout and locks in shared_state.cpp).
+#pragma once
+
+#include "flight.hpp"
+#include "generations.hpp"
+#include "stats.hpp"
+#include "store.hpp"
+
+namespace pgmemo {
+
+// The shared state, attached in this process.
+struct Shared {
+    Generations gens;
+    StatsTable stats;
+    Store store;
+    FlightTable flights;
+};
+
+// Raises 55000 unless pg_memo is in shared_preload_libraries.
+Shared &shared_state();
+
+// The lock of the flight table (see src/pg/flights.cpp).
+LWLock *flight_lock();
+
+// Stats slot for a cache name in the current database (per-backend memo of
+// the shared table). Raises 22023 for names that are empty or too long.
+uint32_t stats_slot_for(const char *name, size_t len);
+
+// Requests the region and the locks, and attaches them at startup; called
+// from _PG_init.
+void register_shared_memory_hooks();
+
+}  // namespace pgmemo
