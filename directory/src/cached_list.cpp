@@ -28,6 +28,8 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS);
 void _PG_init(void);
 }
 
+#include "compat.hpp"  // pg_memo's: calls that differ between PostgreSQL versions
+
 namespace directory {
 namespace {
 
@@ -55,13 +57,12 @@ FmgrInfo *memo_function(MemoFunction &f) {
         List *name = list_make2(makeString(pstrdup("memo")), makeString(pstrdup(f.name)));
         Oid oid = LookupFuncName(name, f.nargs, f.argtypes, true);
         if (!OidIsValid(oid))
-            ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
-                            errmsg("function memo.%s is missing", f.name),
+            ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION), errmsg("function memo.%s is missing", f.name),
                             errhint("pg_memo_directory needs the pg_memo extension, version 1.0 or later.")));
         fmgr_info_cxt(oid, &f.finfo, TopMemoryContext);
         f.oid = oid;
     }
-    if (pg_proc_aclcheck(f.oid, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+    if (!pgmemo::compat_function_execute_ok(f.oid, GetUserId()))
         aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, psprintf("memo.%s", f.name));
     return &f.finfo;
 }
@@ -151,9 +152,7 @@ ArrayType *page_params_for(const ListQuery &q, int64 total) {
 }  // namespace
 }  // namespace directory
 
-void _PG_init(void) {
-    CacheRegisterSyscacheCallback(PROCOID, directory::forget_memo_functions, (Datum)0);
-}
+void _PG_init(void) { CacheRegisterSyscacheCallback(PROCOID, directory::forget_memo_functions, (Datum)0); }
 
 Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
     using namespace directory;
@@ -164,15 +163,15 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
     const ListQuery &q = request_for(fcinfo);
 
     static text *count_name, *page_name;  // the cache names, built once
-    if (!page_name) {  // the one built last: an error between them retries both
+    if (!page_name) {                     // the one built last: an error between them retries both
         MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
         count_name = cstring_to_text("employees.count");
         page_name = cstring_to_text("employees.page");
         MemoryContextSwitchTo(old);
     }
     int64 total = DatumGetInt64(FunctionCall3(memo_function(memo_count), PointerGetDatum(count_name),
-                                              PointerGetDatum(q.count_sql),
-                                              PointerGetDatum(q.count_params))) - 1;
+                                              PointerGetDatum(q.count_sql), PointerGetDatum(q.count_params))) -
+                  1;
     if (total < 0)  // no sentinel row: the scope root does not exist
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("scope_root " INT64_FORMAT " is not an employee", PG_GETARG_INT64(0))));

@@ -54,8 +54,9 @@ int sort_index(const char *sort) {
         invalid(psprintf("invalid sort direction in \"%s\"", sort),
                 "sort is key:direction with direction asc or desc.");
     }
-    invalid(psprintf("invalid sort key \"%.*s\"", int(key_len), sort),
-            "sort is key:direction with key one of full_name, title, department, location, hired_on, org_depth.");
+    invalid(
+        psprintf("invalid sort key \"%.*s\"", int(key_len), sort),
+        "sort is key:direction with key one of full_name, title, department, location, hired_on, org_depth.");
 }
 
 // jsonb_typeof's name for a value.
@@ -93,8 +94,8 @@ void check_filter_keys(Jsonb *filters) {
     int unknown_len = 0;
     while ((token = JsonbIteratorNext(&it, &v, true)) != WJB_DONE) {
         if (token != WJB_KEY || is_filter_key(v.val.string.val, v.val.string.len)) continue;
-        if (!unknown || varstr_cmp(v.val.string.val, v.val.string.len, unknown, unknown_len,
-                                   DEFAULT_COLLATION_OID) < 0) {
+        if (!unknown ||
+            varstr_cmp(v.val.string.val, v.val.string.len, unknown, unknown_len, DEFAULT_COLLATION_OID) < 0) {
             unknown = v.val.string.val;
             unknown_len = v.val.string.len;
         }
@@ -142,14 +143,16 @@ const QueryTexts &texts_for(int sort, unsigned filter_set) {
             appendStringInfo(&predicate, " AND e.%s = $%d::text", kFilterKeys[f], n);
     }
     const char *key = kSortKeys[sort / 2], *dir = sort % 2 ? "desc" : "asc";
-    char *count_sql = psprintf("SELECT 1 FROM directory.employees e WHERE %s"
-                               " UNION ALL SELECT 1 FROM directory.employees e WHERE e.id = $1::bigint",
-                               predicate.data);
-    char *page_sql = psprintf("SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id,"
-                              " e.org_depth, e.sub_org_size, $%d::bigint AS total_count"
-                              " FROM directory.employees e WHERE %s ORDER BY e.%s %s, e.id %s"
-                              " LIMIT $%d::bigint OFFSET $%d::bigint",
-                              n + 3, predicate.data, key, dir, dir, n + 1, n + 2);
+    char *count_sql = psprintf(
+        "SELECT 1 FROM directory.employees e WHERE %s"
+        " UNION ALL SELECT 1 FROM directory.employees e WHERE e.id = $1::bigint",
+        predicate.data);
+    char *page_sql = psprintf(
+        "SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id,"
+        " e.org_depth, e.sub_org_size, $%d::bigint AS total_count"
+        " FROM directory.employees e WHERE %s ORDER BY e.%s %s, e.id %s"
+        " LIMIT $%d::bigint OFFSET $%d::bigint",
+        n + 3, predicate.data, key, dir, dir, n + 1, n + 2);
     t.count_sql = cstring_to_text(count_sql);
     t.page_sql = cstring_to_text(page_sql);
     pfree(count_sql);
@@ -199,8 +202,8 @@ void build_list_query(FunctionCallInfo fcinfo, ListQuery *out) {
             invalid(psprintf("filter \"%s\" must be a JSON string, got a JSON %s", key, json_type_name(value)));
         filter_set |= 1u << f;
         params[n++] = f == kNameFilter
-                          ? CStringGetTextDatum(like_prefix_pattern(value.val.string.val, value.val.string.len))
-                          : PointerGetDatum(cstring_to_text_with_len(value.val.string.val, value.val.string.len));
+                        ? CStringGetTextDatum(like_prefix_pattern(value.val.string.val, value.val.string.len))
+                        : PointerGetDatum(cstring_to_text_with_len(value.val.string.val, value.val.string.len));
     }
 
     const QueryTexts &texts = texts_for(sort_idx, filter_set);
@@ -222,7 +225,8 @@ Datum directory_build_list_query(PG_FUNCTION_ARGS) {
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "directory.build_list_query must return a composite type");
     Datum values[4] = {PointerGetDatum(q.count_sql), PointerGetDatum(q.count_params),
-                       PointerGetDatum(q.page_sql), PointerGetDatum(directory::text_array(q.page_values, q.npage_values))};
+                       PointerGetDatum(q.page_sql),
+                       PointerGetDatum(directory::text_array(q.page_values, q.npage_values))};
     bool nulls[4] = {false, false, false, false};
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -63,21 +63,21 @@ constexpr uint32_t kMaxFlights = 65536;
 // Every field is protected by the flight lock (see above).
 struct FlightSlot {
     FlightState state;
-    uint32_t incarnation;    // changes every time the slot is reused
-    uint64_t hash;           // the key's hash: picks the chain
-    uint64_t key_block;      // arena handle of the key bytes, owned by the flight
+    uint32_t incarnation;  // changes every time the slot is reused
+    uint64_t hash;         // the key's hash: picks the chain
+    uint64_t key_block;    // arena handle of the key bytes, owned by the flight
     uint32_t key_len;
     int32_t leader_pid;
-    uint32_t participants;   // leader and waiters that still hold the slot
+    uint32_t participants;  // leader and waiters that still hold the slot
     uint32_t waiters;
     uint32_t stats_slot;
     uint32_t dbid;
-    int64_t started_at;      // opaque timestamp from the caller
-    uint64_t result_entry;   // pinned store entry handle when Done
-    uint64_t error_block;    // when Failed: arena handle of the NUL-terminated
-                             // message (owned by the flight), or 0
-    int32_t error_code;      // when Failed: the error to re-raise
-    uint32_t next;           // next slot + 1 on this slot's chain or on the free list
+    int64_t started_at;                        // opaque timestamp from the caller
+    uint64_t result_entry;                     // pinned store entry handle when Done
+    uint64_t error_block;                      // when Failed: arena handle of the NUL-terminated
+                                               // message (owned by the flight), or 0
+    int32_t error_code;                        // when Failed: the error to re-raise
+    uint32_t next;                             // next slot + 1 on this slot's chain or on the free list
     alignas(8) unsigned char wait_handle[16];  // the glue's condition variable
 };
 
@@ -115,8 +115,8 @@ public:
     // when the table is full. key_block holds key_len key bytes; the flight
     // owns it from now on. The caller has just found no flight for the key
     // under the same exclusive lock (claim does not look for one).
-    int32_t claim(uint64_t hash, uint64_t key_block, uint32_t key_len, int32_t leader_pid,
-                  uint32_t stats_slot, uint32_t dbid, int64_t now) noexcept;
+    int32_t claim(uint64_t hash, uint64_t key_block, uint32_t key_len, int32_t leader_pid, uint32_t stats_slot,
+                  uint32_t dbid, int64_t now) noexcept;
 
     void join(int32_t i) noexcept {
         slots_[i].participants++;

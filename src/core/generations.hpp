@@ -55,9 +55,7 @@ public:
 
     static uint32_t slot_of(uint32_t dbid, GenerationKind kind, uint32_t oid) noexcept;
 
-    uint64_t read(uint32_t slot) const noexcept {
-        return counters_[slot].load(std::memory_order_seq_cst);
-    }
+    uint64_t read(uint32_t slot) const noexcept { return counters_[slot].load(std::memory_order_seq_cst); }
     void bump(uint32_t slot) noexcept { counters_[slot].fetch_add(1, std::memory_order_seq_cst); }
 
     // Before the commit is visible, and after its bump (or its abort).

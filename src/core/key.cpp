@@ -10,8 +10,7 @@ constexpr uint32_t kNullMarker = 0xFFFFFFFFu;
 
 size_t encoded_key_size(const KeyField *fields, size_t nfields) noexcept {
     size_t total = 0;
-    for (size_t i = 0; i < nfields; i++)
-        total += sizeof(uint32_t) + (fields[i].is_null ? 0 : fields[i].len);
+    for (size_t i = 0; i < nfields; i++) total += sizeof(uint32_t) + (fields[i].is_null ? 0 : fields[i].len);
     return total;
 }
 

@@ -33,8 +33,7 @@ StatsTable StatsTable::attach(void *mem, uint32_t nslots) noexcept {
     return StatsTable(static_cast<StatsSlot *>(mem), nslots);
 }
 
-uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len,
-                                   int64_t now) noexcept {
+uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len, int64_t now) noexcept {
     uint64_t h = hash_mix(dbid, hash_bytes(name, len));
     uint32_t usable = nslots_ - 1;  // slot 0 is the overflow row
     if (usable == 0) return kOverflowSlot;

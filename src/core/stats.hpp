@@ -23,16 +23,16 @@ enum Counter : int {
     kInvalidations,
     kEvictions,
     kTooLarge,
-    kComputeNanos,  // total time spent computing
-    kShared,        // callers served by another backend's computation
-    kWaits,         // times a caller slept on a flight
-    kWaitNanos,     // total time spent sleeping on flights
-    kTakeovers,     // waiters that took over from a leader that went away
-    kWaitTimeouts,  // waiters that gave up after pg_memo.wait_timeout
+    kComputeNanos,     // total time spent computing
+    kShared,           // callers served by another backend's computation
+    kWaits,            // times a caller slept on a flight
+    kWaitNanos,        // total time spent sleeping on flights
+    kTakeovers,        // waiters that took over from a leader that went away
+    kWaitTimeouts,     // waiters that gave up after pg_memo.wait_timeout
     kDoubleCheckHits,  // new leaders that found the result already stored
-    kFlightFull,    // misses computed without a flight: the table was full
-    kEntries,       // gauge: entries now stored
-    kBytes,         // gauge: arena bytes those entries use
+    kFlightFull,       // misses computed without a flight: the table was full
+    kEntries,          // gauge: entries now stored
+    kBytes,            // gauge: arena bytes those entries use
     kCounterCount
 };
 
@@ -69,9 +69,7 @@ public:
     uint64_t get(uint32_t slot, Counter c) const noexcept {
         return slots_[slot].counters[c].load(std::memory_order_relaxed);
     }
-    bool ready(uint32_t slot) const noexcept {
-        return slots_[slot].state.load(std::memory_order_acquire) == 2;
-    }
+    bool ready(uint32_t slot) const noexcept { return slots_[slot].state.load(std::memory_order_acquire) == 2; }
     const StatsSlot &slot(uint32_t i) const noexcept { return slots_[i]; }
     uint32_t size() const noexcept { return nslots_; }
 

@@ -24,10 +24,10 @@ constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
 struct Store::Shared {
     StoreConfig cfg;
-    uint64_t segment_offset;            // segment manager, from the arena start
-    std::atomic<uint64_t> clock_hand;   // next bucket the eviction sweep visits
-    std::atomic<uint64_t> entries;      // entries linked in the index
-    std::atomic<uint64_t> evictions;    // entries evicted for space, ever
+    uint64_t segment_offset;           // segment manager, from the arena start
+    std::atomic<uint64_t> clock_hand;  // next bucket the eviction sweep visits
+    std::atomic<uint64_t> entries;     // entries linked in the index
+    std::atomic<uint64_t> evictions;   // entries evicted for space, ever
     // Bucket heads (arena offsets, 0 = empty). Written under the bucket's
     // partition lock; read under it, or racily as a hint by the sweep.
     std::atomic<uint64_t> buckets[1];
@@ -42,21 +42,17 @@ struct Store::Entry {
     uint32_t meta_len;
     uint32_t payload_len;
     uint32_t stats_slot;
-    std::atomic<uint32_t> pins;                  // flights holding it for waiters
-    std::atomic<uint8_t> referenced;             // CLOCK bit, set by hits
-    std::atomic<uint8_t> invalidation_counted;   // stats count it once
-    std::atomic<uint8_t> unlinked;               // off the index, freed at last unpin
+    std::atomic<uint32_t> pins;                 // flights holding it for waiters
+    std::atomic<uint8_t> referenced;            // CLOCK bit, set by hits
+    std::atomic<uint8_t> invalidation_counted;  // stats count it once
+    std::atomic<uint8_t> unlinked;              // off the index, freed at last unpin
     uint8_t reserved[1];
 
     char *body() { return reinterpret_cast<char *>(this + 1); }
     const char *body() const { return reinterpret_cast<const char *>(this + 1); }
     const char *key() const { return body(); }
-    const DepStamp *deps() const {
-        return reinterpret_cast<const DepStamp *>(body() + align8(key_len));
-    }
-    const char *meta() const {
-        return reinterpret_cast<const char *>(deps() + ndeps);
-    }
+    const DepStamp *deps() const { return reinterpret_cast<const DepStamp *>(body() + align8(key_len)); }
+    const char *meta() const { return reinterpret_cast<const char *>(deps() + ndeps); }
     const char *payload() const { return meta() + align8(meta_len); }
 };
 
@@ -130,12 +126,12 @@ bool Store::entry_is_current(const Entry *e) const noexcept {
 }
 
 uint64_t Store::entry_size(const EntryParts &p) noexcept {
-    return sizeof(Entry) + align8(p.key_len) + sizeof(DepStamp) * uint64_t(p.ndeps) +
-           align8(p.meta_len) + align8(p.payload_len);
+    return sizeof(Entry) + align8(p.key_len) + sizeof(DepStamp) * uint64_t(p.ndeps) + align8(p.meta_len) +
+           align8(p.payload_len);
 }
 
-LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len,
-                           const SlotSetView &own_writes, HitSink &sink, uint64_t *pinned) noexcept {
+LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, const SlotSetView &own_writes,
+                           HitSink &sink, uint64_t *pinned) noexcept {
     uint32_t bucket = uint32_t(hash & (shared_->cfg.nbuckets - 1));
     uint32_t part = partition_of(hash);
     LookupStatus status = LookupStatus::Miss;
@@ -143,8 +139,7 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len,
     locks_->lock_partition(part, false);
     for (Entry *e = entry_at(shared_->buckets[bucket].load(std::memory_order_relaxed)); e;
          e = entry_at(e->next)) {
-        if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0)
-            continue;
+        if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0) continue;
         Generations::StampState stamps = gens_.check(e->deps(), e->ndeps);
         if (stamps == Generations::StampState::Stale) {
             uint8_t expected = 0;
@@ -257,17 +252,18 @@ bool Store::evict_for(uint64_t bytes) noexcept {
     // Two full turns of the hand: the first may only clear referenced bits.
     for (uint64_t visited = 0; visited < 2 * nbuckets && freed < bytes; visited++) {
         uint64_t b = shared_->clock_hand.fetch_add(1, std::memory_order_relaxed) & (nbuckets - 1);
-        sweep_bucket(uint32_t(b),
-                     [this](Entry *e) {
-                         if (e->pins.load(std::memory_order_relaxed) > 0) return Removal::Keep;
-                         if (!entry_is_current(e)) return Removal::Invalidated;
-                         if (e->referenced.load(std::memory_order_relaxed)) {
-                             e->referenced.store(0, std::memory_order_relaxed);
-                             return Removal::Keep;
-                         }
-                         return Removal::Evicted;
-                     },
-                     &freed);
+        sweep_bucket(
+            uint32_t(b),
+            [this](Entry *e) {
+                if (e->pins.load(std::memory_order_relaxed) > 0) return Removal::Keep;
+                if (!entry_is_current(e)) return Removal::Invalidated;
+                if (e->referenced.load(std::memory_order_relaxed)) {
+                    e->referenced.store(0, std::memory_order_relaxed);
+                    return Removal::Keep;
+                }
+                return Removal::Evicted;
+            },
+            &freed);
     }
     return freed > 0;
 }
@@ -357,7 +353,7 @@ LookupStatus Store::read_pinned(uint64_t handle, HitSink &sink) const noexcept {
         case Generations::StampState::Current: break;
     }
     return sink.accept(e->meta(), e->meta_len, e->payload(), e->payload_len) ? LookupStatus::Hit
-                                                                               : LookupStatus::SinkFailed;
+                                                                             : LookupStatus::SinkFailed;
 }
 
 void Store::unpin(uint64_t handle) noexcept {
@@ -392,7 +388,8 @@ void Store::release_block(uint64_t handle) noexcept {
 uint64_t Store::remove_all() noexcept {
     uint64_t removed = 0, freed = 0;
     for (uint32_t b = 0; b < shared_->cfg.nbuckets; b++)
-        removed += sweep_bucket(b, [](Entry *) { return Removal::Dropped; }, &freed);
+        removed += sweep_bucket(
+            b, [](Entry *) { return Removal::Dropped; }, &freed);
     return removed;
 }
 
@@ -400,8 +397,7 @@ uint64_t Store::remove_stale() noexcept {
     uint64_t removed = 0, freed = 0;
     for (uint32_t b = 0; b < shared_->cfg.nbuckets; b++)
         removed += sweep_bucket(
-            b, [this](Entry *e) { return entry_is_current(e) ? Removal::Keep : Removal::Invalidated; },
-            &freed);
+            b, [this](Entry *e) { return entry_is_current(e) ? Removal::Keep : Removal::Invalidated; }, &freed);
     return removed;
 }
 

@@ -122,15 +122,13 @@ public:
     uint32_t partition_of(uint64_t hash) const noexcept;
 
     // With pinned, a hit also pins the entry and stores its handle there.
-    LookupStatus lookup(uint64_t hash, const char *key, uint32_t key_len,
-                        const SlotSetView &own_writes, HitSink &sink,
-                        uint64_t *pinned = nullptr) noexcept;
+    LookupStatus lookup(uint64_t hash, const char *key, uint32_t key_len, const SlotSetView &own_writes,
+                        HitSink &sink, uint64_t *pinned = nullptr) noexcept;
 
     // Stores a copy of parts, replacing any entry with the same key. Entries
     // larger than max_entry_bytes are refused, as are entries that do not fit
     // even after eviction. With pinned, the new entry is pinned.
-    InsertStatus insert(const EntryParts &parts, uint64_t max_entry_bytes,
-                        uint64_t *pinned = nullptr) noexcept;
+    InsertStatus insert(const EntryParts &parts, uint64_t max_entry_bytes, uint64_t *pinned = nullptr) noexcept;
 
     // Pinned entries (held by a flight for its waiters) are never evicted or
     // freed: removing one only unlinks it, and the last unpin frees it.

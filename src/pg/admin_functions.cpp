@@ -1,6 +1,8 @@
 // Functions for DBAs: manual invalidation, resets, a relation's generation.
 #include "memoize.hpp"
 
+#include "compat.hpp"
+
 extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
@@ -24,8 +26,9 @@ Datum pg_memo_invalidate(PG_FUNCTION_ARGS) {
     Oid relid = PG_GETARG_OID(0);
     pgmemo::Shared &sh = pgmemo::shared_state();
     if (!get_rel_name(relid))
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", relid)));
-    if (!pg_class_ownercheck(relid, GetUserId()))
+        ereport(ERROR,
+                (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", relid)));
+    if (!pgmemo::compat_relation_owner_ok(relid, GetUserId()))
         aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(relid)), get_rel_name(relid));
     List *rels = find_all_inheritors(relid, AccessShareLock, nullptr);
     ListCell *lc;
@@ -37,9 +40,7 @@ Datum pg_memo_invalidate(PG_FUNCTION_ARGS) {
     PG_RETURN_VOID();
 }
 
-Datum pg_memo_reset(PG_FUNCTION_ARGS) {
-    PG_RETURN_INT64(int64(pgmemo::shared_state().store.remove_all()));
-}
+Datum pg_memo_reset(PG_FUNCTION_ARGS) { PG_RETURN_INT64(int64(pgmemo::shared_state().store.remove_all())); }
 
 Datum pg_memo_reset_stats(PG_FUNCTION_ARGS) {
     pgmemo::shared_state().stats.reset_counters(GetCurrentTimestamp());

@@ -37,6 +37,7 @@ extern "C" {
 }
 
 #include "catalog_changes.hpp"
+#include "compat.hpp"
 #include "invalidation.hpp"
 #include "privileges.hpp"
 #include "watch.hpp"
@@ -53,12 +54,13 @@ TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) {
 struct Collector {
     uint32_t *slots;
     uint32_t nslots, capacity;
-    List *perm_rtes;
-    List *privileges;  // of PrivilegeItem *
+    const Query *query;    // the query whose range table is being walked
+    List *permissions;     // of RelationPermission *: the executor's checks
+    List *privileges;      // of PrivilegeItem *
     List *clock_literals;  // locations of constants of date/time types
     Oid first_mutable_function;
-    bool mutable_expression;  // e.g. CURRENT_USER, nextval
-    bool resolves_names;      // a reg* constant or parameter (regclass, regrole, ...)
+    bool mutable_expression;   // e.g. CURRENT_USER, nextval
+    bool resolves_names;       // a reg* constant or parameter (regclass, regrole, ...)
     AttrNumber system_column;  // a system column other than tableoid, or 0
     Uncacheable uncacheable;
 };
@@ -146,7 +148,8 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
     switch (rte->relkind) {
         case RELKIND_RELATION:
         case RELKIND_PARTITIONED_TABLE:
-            if (check_enable_rls(relid, rte->checkAsUser, false) == RLS_ENABLED)
+            if (check_enable_rls(relid, compat_relation_permission(c->query, rte).check_as_user, false) ==
+                RLS_ENABLED)
                 ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                                 errmsg("pg_memo cannot cache queries over table %s: row level "
                                        "security applies to it",
@@ -159,8 +162,7 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
             if (has_superclass(relid)) {
                 List *parents = ancestors_of(relid);
                 ListCell *lc;
-                foreach (lc, parents)
-                    add_table(c, lfirst_oid(lc));
+                foreach (lc, parents) add_table(c, lfirst_oid(lc));
             }
             if (rte->inh && has_subclass(relid)) {
                 List *children = find_all_inheritors(relid, AccessShareLock, nullptr);
@@ -175,8 +177,7 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
                     if (!get_rel_relispartition(child)) {
                         List *parents = ancestors_of(child);
                         ListCell *lp;
-                        foreach (lp, parents)
-                            add_table(c, lfirst_oid(lp));
+                        foreach (lp, parents) add_table(c, lfirst_oid(lp));
                     }
                 }
             }
@@ -191,13 +192,17 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
                             errmsg("pg_memo cannot cache queries over materialized view %s", name),
                             errhint("Cache the materialized view's query over its base tables instead.")));
             break;
-        case RELKIND_FOREIGN_TABLE:
-            refuse_foreign_table(relid);
+        case RELKIND_FOREIGN_TABLE: refuse_foreign_table(relid);
         default:
             ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                             errmsg("pg_memo cannot cache queries over relation %s", name)));
     }
-    if (rte->requiredPerms != 0) c->perm_rtes = lappend(c->perm_rtes, rte);
+    RelationPermission perm = compat_relation_permission(c->query, rte);
+    if (perm.required != 0) {
+        auto *kept = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission)));
+        *kept = perm;
+        c->permissions = lappend(c->permissions, kept);
+    }
 }
 
 void add_privilege(Collector *c, PrivilegeKind kind, Oid oid) {
@@ -221,7 +226,8 @@ bool note_function(Oid funcid, void *context) {
     // The executor checks EXECUTE as the current user, in views too.
     bool acl_is_null;
     Datum acl = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_proacl, &acl_is_null);
-    if (!public_holds(acl, acl_is_null, true, ACL_EXECUTE)) add_privilege(c, PrivilegeKind::FunctionExecute, funcid);
+    if (!public_holds(acl, acl_is_null, true, ACL_EXECUTE))
+        add_privilege(c, PrivilegeKind::FunctionExecute, funcid);
     ReleaseSysCache(tuple);
     return false;  // keep walking
 }
@@ -245,18 +251,25 @@ void note_explicit_schemas(Collector *c) {
 // Types whose input resolves a name to an OID through the catalogs.
 bool is_name_type(Oid type) {
     switch (type) {
-        case REGCLASSOID: case REGTYPEOID: case REGPROCOID: case REGPROCEDUREOID: case REGOPEROID:
-        case REGOPERATOROID: case REGCONFIGOID: case REGDICTIONARYOID: case REGNAMESPACEOID:
-        case REGROLEOID: case REGCOLLATIONOID:
-            return true;
-        default:
-            return false;
+        case REGCLASSOID:
+        case REGTYPEOID:
+        case REGPROCOID:
+        case REGPROCEDUREOID:
+        case REGOPEROID:
+        case REGOPERATOROID:
+        case REGCONFIGOID:
+        case REGDICTIONARYOID:
+        case REGNAMESPACEOID:
+        case REGROLEOID:
+        case REGCOLLATIONOID: return true;
+        default: return false;
     }
 }
 
 // Types whose input accepts 'now', 'today', 'tomorrow' and 'yesterday'.
 bool is_clock_type(Oid type) {
-    return type == DATEOID || type == TIMEOID || type == TIMETZOID || type == TIMESTAMPOID || type == TIMESTAMPTZOID;
+    return type == DATEOID || type == TIMEOID || type == TIMETZOID || type == TIMESTAMPOID ||
+           type == TIMESTAMPTZOID;
 }
 
 // Whether values of type hold values of a type that pred accepts: itself,
@@ -289,11 +302,17 @@ void note_value_type(Collector *c, Oid type) {
 // (ALTER TYPE ... ADD ATTRIBUTE, SET SCHEMA): the entry depends on it.
 void note_row_type(Collector *c, Node *node) {
     switch (nodeTag(node)) {
-        case T_Const: case T_Param: case T_RowExpr: case T_FuncExpr: case T_CoerceViaIO: case T_RelabelType:
-        case T_ConvertRowtypeExpr: case T_CoerceToDomain: case T_FieldSelect: case T_ArrayCoerceExpr:
-            break;
-        default:
-            return;
+        case T_Const:
+        case T_Param:
+        case T_RowExpr:
+        case T_FuncExpr:
+        case T_CoerceViaIO:
+        case T_RelabelType:
+        case T_ConvertRowtypeExpr:
+        case T_CoerceToDomain:
+        case T_FieldSelect:
+        case T_ArrayCoerceExpr: break;
+        default: return;
     }
     Oid type = exprType(node);
     if (type < FirstNormalObjectId) return;  // built-in types are never composites of a relation we track
@@ -306,13 +325,15 @@ bool collect_walker(Node *node, void *context) {
     if (node == nullptr) return false;
     if (IsA(node, Query)) {
         Query *q = reinterpret_cast<Query *>(node);
-        if (q->commandType != CMD_SELECT || q->utilityStmt)
-            refuse("statements other than SELECT");
+        if (q->commandType != CMD_SELECT || q->utilityStmt) refuse("statements other than SELECT");
         if (q->hasModifyingCTE) refuse("a data-modifying statement in WITH");
         if (q->rowMarks != NIL || q->hasForUpdate)
             refuse("SELECT ... FOR UPDATE/SHARE", "Locking rows is a side effect a cached result would skip.");
-        return query_tree_walker(q, as_tree_walker(collect_walker), context,
-                                 QTW_EXAMINE_RTES_BEFORE);
+        const Query *outer = c->query;
+        c->query = q;
+        bool stop = query_tree_walker(q, as_tree_walker(collect_walker), context, QTW_EXAMINE_RTES_BEFORE);
+        c->query = outer;
+        return stop;
     }
     if (IsA(node, RangeTblEntry)) {
         auto *rte = reinterpret_cast<RangeTblEntry *>(node);
@@ -397,17 +418,15 @@ const char *system_column_name(AttrNumber attno) {
 void check_single_select(const char *query_text, char **statement) {
     List *stmts = raw_parser(query_text, RAW_PARSE_DEFAULT);
     if (list_length(stmts) != 1)
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("pg_memo caches exactly one SELECT statement, got %d statements",
-                               list_length(stmts))));
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("pg_memo caches exactly one SELECT statement, got %d statements", list_length(stmts))));
     RawStmt *raw = linitial_node(RawStmt, stmts);
     Node *stmt = raw->stmt;
     if (!IsA(stmt, SelectStmt))
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("pg_memo caches only SELECT statements, not %s",
-                               CreateCommandName(stmt))));
-    if (reinterpret_cast<SelectStmt *>(stmt)->intoClause)
-        refuse("SELECT INTO", "It creates a table.");
+                        errmsg("pg_memo caches only SELECT statements, not %s", CreateCommandName(stmt))));
+    if (reinterpret_cast<SelectStmt *>(stmt)->intoClause) refuse("SELECT INTO", "It creates a table.");
     if (statement) {
         // stmt_len is 0 when the statement runs to the end of the text.
         int len = raw->stmt_len > 0 ? raw->stmt_len : int(strlen(query_text)) - raw->stmt_location;
@@ -460,13 +479,14 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     out->ndeps = c.nslots;
     out->deps = static_cast<DepStamp *>(palloc0(sizeof(DepStamp) * c.nslots));
     for (uint32_t i = 0; i < c.nslots; i++) out->deps[i].slot = c.slots[i];
-    out->meta = encode_privilege_checks(c.perm_rtes, c.privileges, &out->meta_len);
+    out->meta = encode_privilege_checks(c.permissions, c.privileges, &out->meta_len);
     out->uncacheable = c.uncacheable;
 }
 bool names_clock_time(const char *input) {
     static const char *const kWords[] = {"now", "today", "tomorrow", "yesterday"};
     for (const char *p = input; *p; p++) {
-        if (!isalpha(static_cast<unsigned char>(*p)) || (p > input && isalpha(static_cast<unsigned char>(p[-1]))))
+        if (!isalpha(static_cast<unsigned char>(*p)) ||
+            (p > input && isalpha(static_cast<unsigned char>(p[-1]))))
             continue;  // not the start of a word
         for (const char *word : kWords) {
             size_t n = strlen(word);

@@ -17,6 +17,7 @@ extern "C" {
 #include "utils/xml.h"
 }
 
+#include "compat.hpp"
 #include "hash.hpp"
 #include "key.hpp"
 
@@ -34,13 +35,13 @@ struct KeyContext {
     int32 interval_style;
     int32 standard_strings;
     int32 null_equals;
-    int32 bytea_output;        // output functions marked immutable that read
-    int32 extra_float_digits;  // a setting: they change ::text casts
-    int32 quote_all_identifiers;  // quote_ident(), marked immutable
-    int32 array_nulls;            // array input: is {NULL} a NULL or the text NULL
-    int32 xml_option;             // xml input: document or content
-    int32 xml_binary;             // bytea inside XML: base64 or hex
-    int32 gin_fuzzy_search_limit; // a GIN index scan returns only some rows
+    int32 bytea_output;            // output functions marked immutable that read
+    int32 extra_float_digits;      // a setting: they change ::text casts
+    int32 quote_all_identifiers;   // quote_ident(), marked immutable
+    int32 array_nulls;             // array input: is {NULL} a NULL or the text NULL
+    int32 xml_option;              // xml input: document or content
+    int32 xml_binary;              // bytea inside XML: base64 or hex
+    int32 gin_fuzzy_search_limit;  // a GIN index scan returns only some rows
 };
 
 [[noreturn]] void null_argument(const char *name) {
@@ -61,7 +62,8 @@ int effective_search_path(Oid *path) {
     if (n + path_len > kMaxSearchPath)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("pg_memo supports a search_path of at most %d schemas, counting "
-                               "pg_catalog and the temporary schema", kMaxSearchPath)));
+                               "pg_catalog and the temporary schema",
+                               kMaxSearchPath)));
     return n + path_len;
 }
 
@@ -73,11 +75,7 @@ int effective_search_path(Oid *path) {
 const char *timezone_abbreviations() {
     static char **variable = nullptr;
     if (!variable) {
-        struct config_generic **settings = get_guc_variables();
-        for (int i = 0, n = GetNumConfigOptions(); i < n && !variable; i++)
-            if (settings[i]->vartype == PGC_STRING &&
-                pg_strcasecmp(settings[i]->name, "timezone_abbreviations") == 0)
-                variable = reinterpret_cast<struct config_string *>(settings[i])->variable;
+        variable = compat_string_setting_variable("timezone_abbreviations");
         if (!variable) elog(ERROR, "pg_memo: the setting timezone_abbreviations is missing");
     }
     return *variable ? *variable : "";
@@ -107,10 +105,10 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     int nitems = ArrayGetNItems(ARR_NDIM(params), ARR_DIMS(params));
     if (nitems > kMaxParams)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("params has %d elements, more than the %d parameters pg_memo supports",
-                               nitems, kMaxParams)));
-    deconstruct_array(params, TEXTOID, -1, false, TYPALIGN_INT, &call->param_values,
-                      &call->param_nulls, &call->nparams);
+                        errmsg("params has %d elements, more than the %d parameters pg_memo supports", nitems,
+                               kMaxParams)));
+    deconstruct_array(params, TEXTOID, -1, false, TYPALIGN_INT, &call->param_values, &call->param_nulls,
+                      &call->nparams);
 
     call->search_path_len = effective_search_path(call->search_path);
 }
@@ -158,8 +156,8 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
     fields[3] = KeyField{reinterpret_cast<const char *>(call.search_path),
                          uint32_t(sizeof(Oid) * call.search_path_len), false};
     fields[4] = with_name_and_params
-                    ? KeyField{VARDATA_ANY(call.cache_name), uint32_t(VARSIZE_ANY_EXHDR(call.cache_name)), false}
-                    : KeyField{"", 0, false};
+                  ? KeyField{VARDATA_ANY(call.cache_name), uint32_t(VARSIZE_ANY_EXHDR(call.cache_name)), false}
+                  : KeyField{"", 0, false};
     fields[5] = KeyField{VARDATA_ANY(call.query), uint32_t(VARSIZE_ANY_EXHDR(call.query)), false};
     fields[6] = KeyField{tz_abbreviations, uint32_t(strlen(tz_abbreviations)), false};
     fields[7] = KeyField{locale_monetary, uint32_t(strlen(locale_monetary)), false};
@@ -173,10 +171,11 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
     }
     size_t key_size = encoded_key_size(fields, nfields);
     if (key_size > MaxAllocSize)
-        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("the cache key of this call would take %zu bytes, more than the %zu pg_memo supports",
-                               key_size, size_t(MaxAllocSize)),
-                        errdetail("The key holds the cache name, the query text and the parameters.")));
+        ereport(ERROR,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                 errmsg("the cache key of this call would take %zu bytes, more than the %zu pg_memo supports",
+                        key_size, size_t(MaxAllocSize)),
+                 errdetail("The key holds the cache name, the query text and the parameters.")));
     Encoded e;
     e.key_len = uint32_t(key_size);
     e.key = static_cast<char *>(palloc(e.key_len));

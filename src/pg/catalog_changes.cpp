@@ -61,11 +61,11 @@ namespace pgmemo {
 
 namespace {
 
-bool dropped_relation = false;     // purge dead entries once committed
-bool dropped_watched = false;      // one of pg_memo's triggers was dropped
-bool changed_routines = false;     // a function, operator, cast, ... was created or changed
-bool dropped_type = false;         // a standalone type or domain constraint was dropped
-bool changed_catalogs_now = false; // DDL ran, or a relation or type was created, renamed or moved
+bool dropped_relation = false;      // purge dead entries once committed
+bool dropped_watched = false;       // one of pg_memo's triggers was dropped
+bool changed_routines = false;      // a function, operator, cast, ... was created or changed
+bool dropped_type = false;          // a standalone type or domain constraint was dropped
+bool changed_catalogs_now = false;  // DDL ran, or a relation or type was created, renamed or moved
 
 // Objects whose creation, renaming or move can change what a name means,
 // resolved at pre-commit when the catalogs show them (TopTransactionContext).
@@ -120,19 +120,48 @@ Oid constraint_domain(Oid constraint) {
 enum class CatalogCounter { None, Routines, Roles };
 CatalogCounter counter_for_catalog_cache(int cache_id) {
     switch (cache_id) {
-        case AGGFNOID: case AMNAME: case AMOID: case AMOPOPID: case AMOPSTRATEGY: case AMPROCNUM:
-        case CASTSOURCETARGET: case CLAAMNAMENSP: case CLAOID: case COLLNAMEENCNSP: case COLLOID:
-        case CONDEFAULT: case CONNAMENSP: case CONVOID: case ENUMOID: case ENUMTYPOIDNAME: case LANGNAME:
-        case LANGOID: case NAMESPACENAME: case NAMESPACEOID: case OPERNAMENSP: case OPEROID:
-        case OPFAMILYAMNAMENSP: case OPFAMILYOID: case PROCNAMEARGSNSP: case PROCOID: case RANGEMULTIRANGE:
-        case RANGETYPE: case TRFOID: case TRFTYPELANG: case TSCONFIGMAP: case TSCONFIGNAMENSP: case TSCONFIGOID:
-        case TSDICTNAMENSP: case TSDICTOID: case TSPARSERNAMENSP: case TSPARSEROID: case TSTEMPLATENAMENSP:
-        case TSTEMPLATEOID:
-            return CatalogCounter::Routines;
-        case AUTHNAME: case AUTHOID:
-            return CatalogCounter::Roles;
-        default:
-            return CatalogCounter::None;
+        case AGGFNOID:
+        case AMNAME:
+        case AMOID:
+        case AMOPOPID:
+        case AMOPSTRATEGY:
+        case AMPROCNUM:
+        case CASTSOURCETARGET:
+        case CLAAMNAMENSP:
+        case CLAOID:
+        case COLLNAMEENCNSP:
+        case COLLOID:
+        case CONDEFAULT:
+        case CONNAMENSP:
+        case CONVOID:
+        case ENUMOID:
+        case ENUMTYPOIDNAME:
+        case LANGNAME:
+        case LANGOID:
+        case NAMESPACENAME:
+        case NAMESPACEOID:
+        case OPERNAMENSP:
+        case OPEROID:
+        case OPFAMILYAMNAMENSP:
+        case OPFAMILYOID:
+        case PROCNAMEARGSNSP:
+        case PROCOID:
+        case RANGEMULTIRANGE:
+        case RANGETYPE:
+        case TRFOID:
+        case TRFTYPELANG:
+        case TSCONFIGMAP:
+        case TSCONFIGNAMENSP:
+        case TSCONFIGOID:
+        case TSDICTNAMENSP:
+        case TSDICTOID:
+        case TSPARSERNAMENSP:
+        case TSPARSEROID:
+        case TSTEMPLATENAMENSP:
+        case TSTEMPLATEOID: return CatalogCounter::Routines;
+        case AUTHNAME:
+        case AUTHOID: return CatalogCounter::Roles;
+        default: return CatalogCounter::None;
     }
 }
 
@@ -152,11 +181,8 @@ bool mark_invalidation(const SharedInvalidationMessage &m, bool *changed_watched
             // A schema's name is also what reg* input resolves through.
             if (m.id == NAMESPACENAME || m.id == NAMESPACEOID) mark_written(names_slot());
             return true;
-        case CatalogCounter::Roles:
-            mark_written(roles_slot());
-            return false;
-        case CatalogCounter::None:
-            return false;
+        case CatalogCounter::Roles: mark_written(roles_slot()); return false;
+        case CatalogCounter::None: return false;
     }
     return false;
 }
@@ -232,12 +258,14 @@ void note_inheritance_change(Oid child, void *arg) {
 
 // Catalogs whose objects a query's text resolves to outside its relations.
 bool resolves_query_text(Oid class_id) {
-    return class_id == ProcedureRelationId || class_id == OperatorRelationId || class_id == CollationRelationId ||
-           class_id == TSConfigRelationId || class_id == TSDictionaryRelationId || class_id == TSParserRelationId ||
-           class_id == TSTemplateRelationId || class_id == CastRelationId || class_id == OperatorClassRelationId ||
-           class_id == OperatorFamilyRelationId || class_id == AccessMethodOperatorRelationId ||
-           class_id == AccessMethodProcedureRelationId || class_id == NamespaceRelationId ||
-           class_id == ConversionRelationId || class_id == TransformRelationId;
+    return class_id == ProcedureRelationId || class_id == OperatorRelationId ||
+           class_id == CollationRelationId || class_id == TSConfigRelationId ||
+           class_id == TSDictionaryRelationId || class_id == TSParserRelationId ||
+           class_id == TSTemplateRelationId || class_id == CastRelationId ||
+           class_id == OperatorClassRelationId || class_id == OperatorFamilyRelationId ||
+           class_id == AccessMethodOperatorRelationId || class_id == AccessMethodProcedureRelationId ||
+           class_id == NamespaceRelationId || class_id == ConversionRelationId ||
+           class_id == TransformRelationId;
 }
 
 // The parser checked USAGE on a schema it looked up by a qualified name.
@@ -287,19 +315,35 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
 // and COMMENT change plans and descriptions, never results.
 bool leaves_catalogs_alone(Node *stmt) {
     switch (nodeTag(stmt)) {
-        case T_TransactionStmt: case T_VariableSetStmt: case T_VariableShowStmt: case T_PrepareStmt:
-        case T_ExecuteStmt: case T_DeallocateStmt: case T_DeclareCursorStmt: case T_FetchStmt:
-        case T_ClosePortalStmt: case T_DoStmt: case T_CallStmt: case T_CopyStmt: case T_TruncateStmt:
-        case T_ListenStmt: case T_NotifyStmt: case T_UnlistenStmt: case T_LockStmt: case T_CheckPointStmt:
-        case T_LoadStmt: case T_ConstraintsSetStmt: case T_VacuumStmt: case T_ReindexStmt:
-        case T_RefreshMatViewStmt: case T_CommentStmt:
-            return true;  // (DO, CALL and EXECUTE run their statements through here too)
-        case T_ExplainStmt: {  // EXPLAIN ANALYZE CREATE TABLE AS creates a table
+        case T_TransactionStmt:
+        case T_VariableSetStmt:
+        case T_VariableShowStmt:
+        case T_PrepareStmt:
+        case T_ExecuteStmt:
+        case T_DeallocateStmt:
+        case T_DeclareCursorStmt:
+        case T_FetchStmt:
+        case T_ClosePortalStmt:
+        case T_DoStmt:
+        case T_CallStmt:
+        case T_CopyStmt:
+        case T_TruncateStmt:
+        case T_ListenStmt:
+        case T_NotifyStmt:
+        case T_UnlistenStmt:
+        case T_LockStmt:
+        case T_CheckPointStmt:
+        case T_LoadStmt:
+        case T_ConstraintsSetStmt:
+        case T_VacuumStmt:
+        case T_ReindexStmt:
+        case T_RefreshMatViewStmt:
+        case T_CommentStmt: return true;  // (DO, CALL and EXECUTE run their statements through here too)
+        case T_ExplainStmt: {             // EXPLAIN ANALYZE CREATE TABLE AS creates a table
             Node *query = reinterpret_cast<ExplainStmt *>(stmt)->query;
             return IsA(query, Query) && reinterpret_cast<Query *>(query)->commandType != CMD_UTILITY;
         }
-        default:
-            return false;
+        default: return false;
     }
 }
 

@@ -19,12 +19,12 @@ bool transaction_changed_catalogs();
 
 // What the transaction changed that names in queries resolve to.
 struct NameChanges {
-    bool relations = false;  // a table, view or similar created, renamed or moved
-    bool types = false;      // a standalone type or a domain constraint changed
-    bool routines = false;   // a function, operator, cast, operator class, schema,
-                             // collation, ... or the privileges on one
-    bool watched = false;    // one of pg_memo's triggers was dropped, or (for
-                             // PREPARE) a watched table's definition changed
+    bool relations = false;          // a table, view or similar created, renamed or moved
+    bool types = false;              // a standalone type or a domain constraint changed
+    bool routines = false;           // a function, operator, cast, operator class, schema,
+                                     // collation, ... or the privileges on one
+    bool watched = false;            // one of pg_memo's triggers was dropped, or (for
+                                     // PREPARE) a watched table's definition changed
     bool dropped_relations = false;  // entries over them can never be hit again
 };
 

@@ -1,12 +1,23 @@
 // Calls whose form depends on the PostgreSQL version, in one place, so that a
 // port to another major version touches this file (PG_VERSION_NUM guards).
 // Include after pg_memo.hpp (inside the glue, never from the core).
+//
+// Built and tested on PostgreSQL 15 only so far; the branches for 16 and
+// later follow those versions' documented APIs and are compiled when the
+// port to 17 and 18 is done.
 #pragma once
 
 extern "C" {
+#include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
+#include "executor/executor.h"
+#include "nodes/parsenodes.h"
 #include "utils/acl.h"
+#include "utils/guc_tables.h"
+#if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
+#endif
 }
 
 namespace pgmemo {
@@ -27,6 +38,88 @@ inline bool compat_function_execute_ok(Oid function, Oid role) {
 #else
     return pg_proc_aclcheck(function, role, ACL_EXECUTE) == ACLCHECK_OK;
 #endif
+}
+
+// Whether role has the privileges of a relation's owner.
+inline bool compat_relation_owner_ok(Oid relid, Oid role) {
+#if PG_VERSION_NUM >= 160000
+    return object_ownercheck(RelationRelationId, relid, role);
+#else
+    return pg_class_ownercheck(relid, role);
+#endif
+}
+
+// The permission check the executor makes for one relation a query reads.
+// PostgreSQL 16 moved these fields from the RangeTblEntry into the query's
+// list of RTEPermissionInfo.
+struct RelationPermission {
+    Oid relid;
+    Oid check_as_user;  // InvalidOid: the current user
+    AclMode required;
+    Bitmapset *selected_cols;
+};
+
+// The check for an RTE_RELATION of query.
+inline RelationPermission compat_relation_permission(const Query *query, RangeTblEntry *rte) {
+#if PG_VERSION_NUM >= 160000
+    if (rte->perminfoindex == 0) return RelationPermission{rte->relid, InvalidOid, 0, nullptr};
+    RTEPermissionInfo *p = getRTEPermissionInfo(query->rteperminfos, rte);
+    return RelationPermission{p->relid, p->checkAsUser, p->requiredPerms, p->selectedCols};
+#else
+    (void)query;
+    return RelationPermission{rte->relid, rte->checkAsUser, rte->requiredPerms, rte->selectedCols};
+#endif
+}
+
+// The executor's own check of SELECT privileges (table and columns), as
+// the current user, against the catalogs as they are now. False if any
+// fails.
+inline bool compat_check_permissions(const RelationPermission *perms, int n) {
+    List *rtable = NIL;
+#if PG_VERSION_NUM >= 160000
+    List *perminfos = NIL;
+#endif
+    for (int i = 0; i < n; i++) {
+        RangeTblEntry *rte = makeNode(RangeTblEntry);
+        rte->rtekind = RTE_RELATION;
+        rte->relid = perms[i].relid;
+#if PG_VERSION_NUM >= 160000
+        RTEPermissionInfo *p = makeNode(RTEPermissionInfo);
+        p->relid = perms[i].relid;
+        p->checkAsUser = perms[i].check_as_user;
+        p->requiredPerms = perms[i].required;
+        p->selectedCols = perms[i].selected_cols;
+        perminfos = lappend(perminfos, p);
+        rte->perminfoindex = list_length(perminfos);
+#else
+        rte->checkAsUser = perms[i].check_as_user;
+        rte->requiredPerms = perms[i].required;
+        rte->selectedCols = perms[i].selected_cols;
+#endif
+        rtable = lappend(rtable, rte);
+    }
+#if PG_VERSION_NUM >= 160000
+    return ExecCheckPermissions(rtable, perminfos, false);
+#else
+    return ExecCheckRTPerms(rtable, false);
+#endif
+}
+
+// The variable behind a built-in string setting, found by a scan of the
+// setting table (GetConfigOption looks a setting up by name on every call);
+// nullptr if there is none.
+inline char **compat_string_setting_variable(const char *name) {
+#if PG_VERSION_NUM >= 160000
+    int n;
+    struct config_generic **settings = get_guc_variables(&n);
+#else
+    struct config_generic **settings = get_guc_variables();
+    int n = GetNumConfigOptions();
+#endif
+    for (int i = 0; i < n; i++)
+        if (settings[i]->vartype == PGC_STRING && pg_strcasecmp(settings[i]->name, name) == 0)
+            return reinterpret_cast<struct config_string *>(settings[i])->variable;
+    return nullptr;
 }
 
 }  // namespace pgmemo

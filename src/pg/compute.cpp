@@ -88,10 +88,11 @@ void setup_var_params(ParseState *pstate, void *arg) {
 // the text, whose value moves with the clock.
 void refuse_clock_parameter(int index, Oid type, const char *input_text) {
     if (names_clock_time(input_text) && type_holds_clock_values(type))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("pg_memo cannot cache a query whose parameter $%d is '%s'", index + 1, input_text),
-                        errdetail("Its value follows the clock, which invalidates nothing."),
-                        errhint("Pass the time itself, for example now()::text.")));
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("pg_memo cannot cache a query whose parameter $%d is '%s'", index + 1, input_text),
+                 errdetail("Its value follows the clock, which invalidates nothing."),
+                 errhint("Pass the time itself, for example now()::text.")));
 }
 
 ParamListInfo bind_parameters(const Call &call, const VarParams &vp) {
@@ -313,8 +314,7 @@ Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_
         options.params = q.params;
         options.read_only = false;  // volatile: a new snapshot, not the caller's
         int rc = SPI_execute_plan_extended(q.plan, &options);
-        if (rc != SPI_OK_SELECT)
-            elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
+        if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
 
         Result r = encode_spi_result(call.kind, caller_ctx);
         SPI_finish();

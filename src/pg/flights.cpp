@@ -72,18 +72,17 @@ void unlock_flights() { LWLockRelease(flight_lock()); }
 // over instead.
 bool error_belongs_to_query(int sqlerrcode) {
     switch (ERRCODE_TO_CATEGORY(sqlerrcode)) {
-        case ERRCODE_OPERATOR_INTERVENTION:      // 57: cancel, timeout, shutdown
-        case ERRCODE_CONNECTION_EXCEPTION:       // 08
-        case ERRCODE_INSUFFICIENT_RESOURCES:     // 53
-        case ERRCODE_PROGRAM_LIMIT_EXCEEDED:     // 54
-        case ERRCODE_TRANSACTION_ROLLBACK:       // 40: serialization, deadlock
+        case ERRCODE_OPERATOR_INTERVENTION:             // 57: cancel, timeout, shutdown
+        case ERRCODE_CONNECTION_EXCEPTION:              // 08
+        case ERRCODE_INSUFFICIENT_RESOURCES:            // 53
+        case ERRCODE_PROGRAM_LIMIT_EXCEEDED:            // 54
+        case ERRCODE_TRANSACTION_ROLLBACK:              // 40: serialization, deadlock
         case ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE:  // 55: lock_timeout
-        case ERRCODE_SYSTEM_ERROR:               // 58
-        case ERRCODE_INTERNAL_ERROR:             // XX
-        case ERRCODE_INVALID_TRANSACTION_STATE:  // 25
+        case ERRCODE_SYSTEM_ERROR:                      // 58
+        case ERRCODE_INTERNAL_ERROR:                    // XX
+        case ERRCODE_INVALID_TRANSACTION_STATE:         // 25
             return false;
-        default:
-            return true;
+        default: return true;
     }
 }
 
@@ -94,8 +93,7 @@ void leave_flight() {
     FlightLeftovers left;
     lock_flights(LW_EXCLUSIVE);
     FlightSlot &s = sh.flights.slot(current.slot);
-    bool last = s.incarnation == current.incarnation &&
-                sh.flights.leave(current.slot, !current.leading, &left);
+    bool last = s.incarnation == current.incarnation && sh.flights.leave(current.slot, !current.leading, &left);
     unlock_flights();
     current = Participation{};
     if (last) {
@@ -151,9 +149,7 @@ template <typename F>
 auto leaving_flight_on_error(F f) -> decltype(f()) {
     decltype(f()) result{};
     PG_TRY();
-    {
-        result = f();
-    }
+    { result = f(); }
     PG_CATCH();
     {
         flights_cleanup();
@@ -246,9 +242,7 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     MemoryContext caller_ctx = CurrentMemoryContext;
     Result r{};
     PG_TRY();
-    {
-        r = compute_and_store(call, key, stats_slot, false, &pinned);
-    }
+    { r = compute_and_store(call, key, stats_slot, false, &pinned); }
     PG_CATCH();
     {
         MemoryContextSwitchTo(caller_ctx);

@@ -47,10 +47,10 @@ uint32_t *written_slots = nullptr;
 uint32_t written_count = 0;
 uint32_t written_capacity = 0;
 uint64_t written_filter = 0;
-bool wrote_watched_rows = false;   // a watched table's trigger fired
-bool purge_after_commit = false;   // it dropped relations: free their entries
-uint32_t pending_count = 0;        // written_slots[0..n) whose commit is announced
-bool commit_to_publish = false;    // committed; bumped once its invalidations are out
+bool wrote_watched_rows = false;  // a watched table's trigger fired
+bool purge_after_commit = false;  // it dropped relations: free their entries
+uint32_t pending_count = 0;       // written_slots[0..n) whose commit is announced
+bool commit_to_publish = false;   // committed; bumped once its invalidations are out
 
 // Announces the commit on every marked counter before it becomes visible
 // (see Generations): until the bump, no entry depending on them is current.
@@ -128,14 +128,17 @@ void memo_xact_callback(XactEvent event, void *) {
             // its COMMIT PREPARED transaction marks the subscription's
             // tables again (refusing would stop replication for good).
             if (wrote_watched_rows && !MyLogicalRepWorker)
-                refuse_prepare(gettext_noop("cannot PREPARE a transaction that wrote to a table watched by pg_memo"));
+                refuse_prepare(
+                    gettext_noop("cannot PREPARE a transaction that wrote to a table watched by pg_memo"));
             NameChanges changes = mark_catalog_changes(true);
             purge_after_commit = changes.dropped_relations;
             if (changes.watched)
-                refuse_prepare(gettext_noop("cannot PREPARE a transaction that changes or drops a table watched by pg_memo"));
+                refuse_prepare(gettext_noop(
+                    "cannot PREPARE a transaction that changes or drops a table watched by pg_memo"));
             if (changes.relations || changes.types || changes.routines)
-                refuse_prepare(gettext_noop("cannot PREPARE a transaction that creates or renames tables, views, "
-                                            "functions, operators or types while pg_memo is loaded"));
+                refuse_prepare(
+                    gettext_noop("cannot PREPARE a transaction that creates or renames tables, views, "
+                                 "functions, operators or types while pg_memo is loaded"));
             break;
         }
         case XACT_EVENT_COMMIT:
@@ -152,8 +155,7 @@ void memo_xact_callback(XactEvent event, void *) {
             forget_transaction();
             flights_cleanup();  // normally done already by the flight's own PG_CATCH
             break;
-        default:
-            break;
+        default: break;
     }
 }
 

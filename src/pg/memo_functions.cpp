@@ -89,10 +89,10 @@ TupleDesc expected_row_type(FunctionCallInfo fcinfo) {
                         errmsg("set-valued function called in context that cannot accept a set")));
     TupleDesc expected = rsinfo->expectedDesc;
     if (!expected && get_call_result_type(fcinfo, nullptr, &expected) != TYPEFUNC_COMPOSITE)
-        ereport(ERROR, (errcode(ERRCODE_SYNTAX_ERROR),
-                        errmsg("a column definition list is required for memo.list"),
-                        errhint("Write SELECT * FROM memo.list(...) AS t(col type, ...), or use "
-                                "memo.list_as(NULL::row_type, ...).")));
+        ereport(ERROR,
+                (errcode(ERRCODE_SYNTAX_ERROR), errmsg("a column definition list is required for memo.list"),
+                 errhint("Write SELECT * FROM memo.list(...) AS t(col type, ...), or use "
+                         "memo.list_as(NULL::row_type, ...).")));
     return expected;
 }
 
@@ -108,8 +108,8 @@ Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r) 
                                          "query result does not match the column definition list");
 
     MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-    Tuplestorestate *store =
-        tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false, work_mem);
+    Tuplestorestate *store = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false,
+                                                   work_mem);
     TupleDesc result_desc = CreateTupleDescCopy(expected);
     MemoryContextSwitchTo(old);
 
@@ -146,13 +146,9 @@ Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
 
 }  // namespace pgmemo
 
-Datum pg_memo_list(PG_FUNCTION_ARGS) {
-    return pgmemo::list_entry(fcinfo, 0);
-}
+Datum pg_memo_list(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 0); }
 
-Datum pg_memo_list_as(PG_FUNCTION_ARGS) {
-    return pgmemo::list_entry(fcinfo, 1);
-}
+Datum pg_memo_list_as(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 1); }
 
 Datum pg_memo_count(PG_FUNCTION_ARGS) {
     pgmemo::Call call;

@@ -40,18 +40,18 @@ bool object_privilege_holds(const PrivilegeItem &item) {
 }  // namespace
 
 // The executor's relation checks, then the object privileges.
-char *encode_privilege_checks(List *rtes, List *privileges, uint32_t *len) {
+char *encode_privilege_checks(List *permissions, List *privileges, uint32_t *len) {
     StringInfoData buf;
     initStringInfo(&buf);
-    uint32_t n = uint32_t(list_length(rtes));
+    uint32_t n = uint32_t(list_length(permissions));
     append_bytes(&buf, &n, sizeof n);
     ListCell *lc;
-    foreach (lc, rtes) {
-        auto *rte = static_cast<RangeTblEntry *>(lfirst(lc));
-        PermItem item{rte->relid, rte->checkAsUser, rte->requiredPerms,
-                      rte->selectedCols ? rte->selectedCols->nwords : 0};
+    foreach (lc, permissions) {
+        auto *perm = static_cast<RelationPermission *>(lfirst(lc));
+        PermItem item{perm->relid, perm->check_as_user, uint32_t(perm->required),
+                      perm->selected_cols ? perm->selected_cols->nwords : 0};
         append_bytes(&buf, &item, sizeof item);
-        if (item.nwords) append_bytes(&buf, rte->selectedCols->words, sizeof(bitmapword) * item.nwords);
+        if (item.nwords) append_bytes(&buf, perm->selected_cols->words, sizeof(bitmapword) * item.nwords);
     }
     n = uint32_t(list_length(privileges));
     append_bytes(&buf, &n, sizeof n);
@@ -77,17 +77,13 @@ bool privileges_still_hold(const char *meta, uint32_t meta_len) {
     memcpy(&n, meta, sizeof n);
     const char *p = meta + sizeof n;
     const char *end = meta + meta_len;
-    List *rtes = NIL;
+    auto *perms = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (n ? n : 1)));
     for (uint32_t i = 0; i < n; i++) {
         PermItem item;
         if (size_t(end - p) < sizeof item) return false;
         memcpy(&item, p, sizeof item);
         p += sizeof item;
-        RangeTblEntry *rte = makeNode(RangeTblEntry);
-        rte->rtekind = RTE_RELATION;
-        rte->relid = item.relid;
-        rte->checkAsUser = item.check_as_user;
-        rte->requiredPerms = item.required_perms;
+        perms[i] = RelationPermission{item.relid, item.check_as_user, AclMode(item.required_perms), nullptr};
         if (item.nwords > 0) {
             size_t words = sizeof(bitmapword) * size_t(item.nwords);
             if (size_t(end - p) < words) return false;
@@ -95,14 +91,13 @@ bool privileges_still_hold(const char *meta, uint32_t meta_len) {
             cols->nwords = item.nwords;
             memcpy(cols->words, p, words);
             p += words;
-            rte->selectedCols = cols;
+            perms[i].selected_cols = cols;
         }
-        rtes = lappend(rtes, rte);
         // Row level security can start to apply without any change to the
         // table (ALTER ROLE ... NOBYPASSRLS): the computation would refuse.
         if (check_enable_rls(item.relid, item.check_as_user, true) == RLS_ENABLED) return false;
     }
-    if (!ExecCheckRTPerms(rtes, false)) return false;
+    if (!compat_check_permissions(perms, int(n))) return false;
 
     uint32_t nprivileges;
     if (size_t(end - p) < sizeof nprivileges) return false;

@@ -26,9 +26,9 @@ struct PrivilegeItem {
 // default: functions grant EXECUTE to PUBLIC, schemas grant nothing.
 bool public_holds(Datum acl_datum, bool acl_is_null, bool default_holds, AclMode mode);
 
-// The checks to store with an entry (palloc'd): the RangeTblEntries whose
-// requiredPerms the executor checks, then the object privileges.
-char *encode_privilege_checks(List *perm_rtes, List *privileges, uint32_t *len);
+// The checks to store with an entry (palloc'd): the executor's relation
+// checks (RelationPermission, compat.hpp), then the object privileges.
+char *encode_privilege_checks(List *permissions, List *privileges, uint32_t *len);
 
 // Re-runs the stored checks as the current user, and checks that row level
 // security still does not apply. False if any fails (the caller then

@@ -97,12 +97,11 @@ void memo_shmem_startup() {
         }
     }
     store_locks.attach(GetNamedLWLockTranche(kTrancheName));
-    attached = new (shared_storage) Shared{Generations::attach(gens_mem),
-                                           StatsTable::attach(stats_mem, guc_max_cache_names),
-                                           Store(store_mem, Generations::attach(gens_mem),
-                                                 StatsTable::attach(stats_mem, guc_max_cache_names),
-                                                 &store_locks),
-                                           FlightTable::attach(flights_mem, guc_max_flights)};
+    attached = new (shared_storage)
+        Shared{Generations::attach(gens_mem), StatsTable::attach(stats_mem, guc_max_cache_names),
+               Store(store_mem, Generations::attach(gens_mem),
+                     StatsTable::attach(stats_mem, guc_max_cache_names), &store_locks),
+               FlightTable::attach(flights_mem, guc_max_flights)};
     LWLockRelease(AddinShmemInitLock);
 }
 

@@ -68,7 +68,8 @@ Slot *free_slot() {
 
 const PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now) {
     for (Slot &s : slots) {
-        if (!s.used || s.hash != key.hash || s.key_len != key.key_len || memcmp(s.key, key.key, key.key_len) != 0)
+        if (!s.used || s.hash != key.hash || s.key_len != key.key_len ||
+            memcmp(s.key, key.key, key.key_len) != 0)
             continue;
         if (s.statement.invalidations_at != invalidations_now) {
             if (!s.in_use) release(s);  // the catalogs moved: prepare again
@@ -99,9 +100,11 @@ void keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types,
     st.param_types = static_cast<Oid *>(MemoryContextAlloc(s->context, sizeof(Oid) * (nparams ? nparams : 1)));
     memcpy(st.param_types, param_types, sizeof(Oid) * nparams);
     st.analysis = analysis;
-    st.analysis.deps = static_cast<DepStamp *>(MemoryContextAlloc(s->context, sizeof(DepStamp) * analysis.ndeps));
+    st.analysis.deps = static_cast<DepStamp *>(
+        MemoryContextAlloc(s->context, sizeof(DepStamp) * analysis.ndeps));
     memcpy(st.analysis.deps, analysis.deps, sizeof(DepStamp) * analysis.ndeps);
-    st.analysis.meta = static_cast<char *>(MemoryContextAlloc(s->context, analysis.meta_len ? analysis.meta_len : 1));
+    st.analysis.meta = static_cast<char *>(
+        MemoryContextAlloc(s->context, analysis.meta_len ? analysis.meta_len : 1));
     memcpy(st.analysis.meta, analysis.meta, analysis.meta_len);
     st.invalidations_at = invalidations_at;
     if (SPI_keepplan(plan) != 0) {  // last: nothing above may leave a saved plan behind

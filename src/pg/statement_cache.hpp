@@ -14,8 +14,8 @@ extern "C" {
 namespace pgmemo {
 
 struct PreparedStatement {
-    SPIPlanPtr plan;          // saved (SPI_keepplan); the plan cache revalidates it
-    Oid *param_types;         // as the parser inferred them
+    SPIPlanPtr plan;   // saved (SPI_keepplan); the plan cache revalidates it
+    Oid *param_types;  // as the parser inferred them
     int nparams;
     Analysis analysis;        // dependency slots, privilege checks, uncacheable
     uint64 invalidations_at;  // SharedInvalidMessageCounter before the analysis

@@ -42,7 +42,8 @@ Datum pg_memo_stats(PG_FUNCTION_ARGS) {
     for (uint32_t i = 0; i < stats.size(); i++) {
         if (!stats.ready(i)) continue;
         const StatsSlot &s = stats.slot(i);
-        if (i == StatsTable::kOverflowSlot && stats.get(i, kCalls) == 0 && stats.get(i, kEntries) == 0) continue;
+        if (i == StatsTable::kOverflowSlot && stats.get(i, kCalls) == 0 && stats.get(i, kEntries) == 0)
+            continue;
         Datum values[kStatsColumns];
         bool nulls[kStatsColumns] = {false};
         int c = 0;

@@ -33,8 +33,8 @@ Oid trigger_function() {
 // WHEN, no column list, no arguments, no transition tables, and not a
 // constraint trigger. Anything else that bears the name may skip writes (a
 // WHEN (false) planted by a role with only the TRIGGER privilege).
-constexpr int16 kWatchTriggerType =
-    TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE | TRIGGER_TYPE_TRUNCATE;
+constexpr int16 kWatchTriggerType = TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
+                                    TRIGGER_TYPE_DELETE | TRIGGER_TYPE_TRUNCATE;
 
 // The fields of a trigger that decide whether it is pg_memo's, read from the
 // relcache (Trigger) or from pg_trigger.
@@ -50,8 +50,9 @@ struct TriggerShape {
 };
 
 bool is_watch_trigger_shape(const TriggerShape &t) {
-    return strcmp(t.name, kTriggerName) == 0 && t.function == trigger_function() && t.type == kWatchTriggerType &&
-           t.nargs == 0 && t.nattr == 0 && !t.has_when && !t.has_transition_tables && !OidIsValid(t.constraint);
+    return strcmp(t.name, kTriggerName) == 0 && t.function == trigger_function() &&
+           t.type == kWatchTriggerType && t.nargs == 0 && t.nattr == 0 && !t.has_when &&
+           !t.has_transition_tables && !OidIsValid(t.constraint);
 }
 
 // The pg_trigger row of a trigger, copied; nullptr if there is none.
@@ -110,9 +111,14 @@ WatchState relation_watch_state(Relation rel) {
     for (int i = 0; i < td->numtriggers; i++) {
         const Trigger &t = td->triggers[i];
         if (strcmp(t.tgname, kTriggerName) != 0) continue;  // names are unique per table
-        TriggerShape shape{t.tgname,     t.tgfoid,        t.tgtype,
-                           t.tgnargs,    t.tgnattr,       t.tgqual != nullptr,
-                           t.tgoldtable != nullptr || t.tgnewtable != nullptr, t.tgconstraint};
+        TriggerShape shape{t.tgname,
+                           t.tgfoid,
+                           t.tgtype,
+                           t.tgnargs,
+                           t.tgnattr,
+                           t.tgqual != nullptr,
+                           t.tgoldtable != nullptr || t.tgnewtable != nullptr,
+                           t.tgconstraint};
         if (!is_watch_trigger_shape(shape)) return WatchState::NotWatched;
         // (Logical replication apply fires no statement triggers; apply
         // workers mark their subscription's tables at commit, see
@@ -125,6 +131,4 @@ WatchState relation_watch_state(Relation rel) {
 }  // namespace pgmemo
 
 // memo.is_watch_trigger(oid), since 1.1: the same test in SQL.
-Datum pg_memo_is_watch_trigger(PG_FUNCTION_ARGS) {
-    PG_RETURN_BOOL(pgmemo::is_watch_trigger(PG_GETARG_OID(0)));
-}
+Datum pg_memo_is_watch_trigger(PG_FUNCTION_ARGS) { PG_RETURN_BOOL(pgmemo::is_watch_trigger(PG_GETARG_OID(0))); }

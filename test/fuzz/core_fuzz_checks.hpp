@@ -157,9 +157,11 @@ inline std::string check_key_round_trip(const uint8_t *data, size_t size) {
     auto copy = exact_copy(key_a.data(), key_a.size());
     std::vector<KeyField> out(a.size() + 1);
     int n = decode_key(copy.get(), key_a.size(), out.data(), out.size());
-    if (n != int(a.size())) return "round trip: " + std::to_string(a.size()) + " fields came back as " + std::to_string(n);
+    if (n != int(a.size()))
+        return "round trip: " + std::to_string(a.size()) + " fields came back as " + std::to_string(n);
     for (size_t i = 0; i < a.size(); i++) {
-        if (out[i].is_null != nulls_a[i]) return "round trip: NULL flag of field " + std::to_string(i) + " changed";
+        if (out[i].is_null != nulls_a[i])
+            return "round trip: NULL flag of field " + std::to_string(i) + " changed";
         if (std::string(out[i].data ? out[i].data : "", out[i].len) != a[i])
             return "round trip: field " + std::to_string(i) + " changed";
     }
@@ -251,7 +253,8 @@ inline std::string check_result_round_trip(const uint8_t *data, size_t size) {
     for (auto &r : rows) needed += row_space(uint32_t(r.size()));
     std::unique_ptr<char[]> buf(new char[needed]);
     ResultWriter w(buf.get(), needed);
-    if (!w.begin_rows(cols.data(), uint32_t(cols.size()))) return "begin_rows refused a buffer of the right size";
+    if (!w.begin_rows(cols.data(), uint32_t(cols.size())))
+        return "begin_rows refused a buffer of the right size";
     for (auto &r : rows)
         if (!w.add_row(r.data(), uint32_t(r.size()))) return "add_row refused a buffer of the right size";
     if (w.size() != needed) return "writer size differs from the computed size";
@@ -284,8 +287,8 @@ inline std::string check_result_round_trip(const uint8_t *data, size_t size) {
 
 // Every property on one input: what the libFuzzer target and the ctest run.
 inline std::string check_all(const uint8_t *data, size_t size) {
-    for (auto check : {check_key_decode, check_key_round_trip, check_hash, check_result_decode,
-                       check_result_round_trip}) {
+    for (auto check :
+         {check_key_decode, check_key_round_trip, check_hash, check_result_decode, check_result_round_trip}) {
         std::string failure = check(data, size);
         if (!failure.empty()) return failure;
     }

@@ -12,8 +12,8 @@
 using namespace pgmemo;
 using pgmemo::testing::AlignedBuffer;
 using pgmemo::testing::CopySink;
-using pgmemo::testing::TestStore;
 using pgmemo::testing::parts;
+using pgmemo::testing::TestStore;
 
 namespace {
 
@@ -41,7 +41,8 @@ bool leave(FlightTable &flights, TestStore &t, int32_t i, bool was_waiter = fals
 }
 
 struct Table {
-    explicit Table(uint32_t n) : mem(FlightTable::shared_size(n)), flights(FlightTable::initialize(mem.get(), n)) {}
+    explicit Table(uint32_t n)
+        : mem(FlightTable::shared_size(n)), flights(FlightTable::initialize(mem.get(), n)) {}
     AlignedBuffer mem;
     FlightTable flights;
 };

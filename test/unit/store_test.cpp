@@ -9,8 +9,8 @@
 
 using namespace pgmemo;
 using pgmemo::testing::CopySink;
-using pgmemo::testing::TestStore;
 using pgmemo::testing::parts;
+using pgmemo::testing::TestStore;
 
 namespace {
 

@@ -18,13 +18,19 @@ class MutexLocks : public StoreLocks {
 public:
     explicit MutexLocks(uint32_t npartitions) : partitions_(npartitions) {}
     void lock_partition(uint32_t p, bool exclusive) noexcept override {
-        if (exclusive) partitions_[p].lock(); else partitions_[p].lock_shared();
+        if (exclusive)
+            partitions_[p].lock();
+        else
+            partitions_[p].lock_shared();
         exclusive_held_ = exclusive;
     }
     void unlock_partition(uint32_t p) noexcept override {
         // Tests that share a store across threads only take shared locks
         // concurrently with lookups, so one flag per thread is enough.
-        if (exclusive_held_) partitions_[p].unlock(); else partitions_[p].unlock_shared();
+        if (exclusive_held_)
+            partitions_[p].unlock();
+        else
+            partitions_[p].unlock_shared();
     }
     void lock_allocator() noexcept override { allocator_.lock(); }
     void unlock_allocator() noexcept override { allocator_.unlock(); }
