@@ -82,15 +82,15 @@ run_one() {  # name, mutation function
 
 none() { :; }
 snapshot_first() {
-  mutate "$1/src/pg/memo_functions.cpp" \
-    's/(\n\s*read_generations\(analysis\);)(.*?int rc = SPI_execute_plan_extended\(plan, &options\);)/$2$1/s'
+  mutate "$1/src/pg/compute.cpp" \
+    's/(\n\s*read_generations\(analysis\);)(.*?int rc = SPI_execute_plan_extended\(q\.plan, &options\);)/$2$1/s'
 }
 caller_snapshot() {
-  mutate "$1/src/pg/memo_functions.cpp" 's/options\.read_only = false;/options.read_only = true;/'
+  mutate "$1/src/pg/compute.cpp" 's/options\.read_only = false;/options.read_only = true;/'
 }
 bump_at_precommit() {
   mutate "$1/src/pg/invalidation.cpp" \
-    's/(if \(TransactionIdIsValid\(GetTopTransactionIdIfAny\(\)\)\) mark_catalog_changes\(nullptr\);)/$1\n            for (uint32_t i = 0; i < written_count; i++) shared_state().gens.bump(written_slots[i]);\n            written_count = 0;/'
+    's/(purge_after_commit = mark_catalog_changes\(false\)\.dropped_relations;)/$1\n            for (uint32_t i = 0; i < written_count; i++) shared_state().gens.bump(written_slots[i]);\n            written_count = 0;/'
 }
 waiter_no_recheck() {
   mutate "$1/src/core/store.cpp" \
