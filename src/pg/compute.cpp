@@ -243,11 +243,12 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
 // Connects to SPI and binds the call's parameters to its statement: the one
 // this backend kept for the text, if no catalog change arrived since its
 // analysis (invalidations_seen), or a new one, parsed, analyzed and planned.
-// A transaction that ran DDL sees catalogs no other transaction sees: it
-// neither uses nor keeps statements.
-PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalidations_seen) {
+// A transaction that ran DDL sees catalogs no other transaction sees, and a
+// search path that moved since the call was keyed is not the key's: then
+// the call neither uses nor keeps a statement.
+PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalidations_seen, bool path_moved) {
     MemoryContext caller_ctx = CurrentMemoryContext;
-    bool reuse = !transaction_changed_catalogs();
+    bool reuse = !transaction_changed_catalogs() && !path_moved;
     Encoded statement_key{};
     if (reuse) statement_key = encode_statement(call);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
@@ -288,7 +289,7 @@ Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_
         uint64 invalidations_seen = SharedInvalidMessageCounter;
         // The key holds the path the arguments were read with.
         bool path_moved = !same_search_path(call);
-        PreparedQuery q = prepare_query(call, analysis, invalidations_seen);
+        PreparedQuery q = prepare_query(call, analysis, invalidations_seen, path_moved);
         if (path_moved) analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
 
         // A commit in progress would make the result stale as soon as it
