@@ -13,6 +13,7 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
@@ -61,6 +62,7 @@ struct Collector {
     Oid first_mutable_function;
     bool mutable_expression;   // e.g. CURRENT_USER, nextval
     bool resolves_names;       // a reg* constant or parameter (regclass, regrole, ...)
+    bool runs_bodies;          // calls a function whose body PostgreSQL checks as the caller
     AttrNumber system_column;  // a system column other than tableoid, or 0
     Uncacheable uncacheable;
 };
@@ -223,6 +225,10 @@ bool note_function(Oid funcid, void *context) {
     auto *proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
     if (proc->provolatile != PROVOLATILE_IMMUTABLE && !OidIsValid(c->first_mutable_function))
         c->first_mutable_function = funcid;
+    // A SQL or PL function's body is parsed and run as the caller: EXECUTE
+    // on what it calls, USAGE on what it names. A hit cannot repeat those
+    // checks, so the entry depends on every role and membership change.
+    if (proc->prolang != INTERNALlanguageId && proc->prolang != ClanguageId) c->runs_bodies = true;
     // The executor checks EXECUTE as the current user, in views too.
     bool acl_is_null;
     Datum acl = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_proacl, &acl_is_null);
@@ -297,27 +303,87 @@ void note_value_type(Collector *c, Oid type) {
     if (!c->resolves_names && type_holds(type, is_name_type)) c->resolves_names = true;
 }
 
-// An expression of a composite type (ROW(n, n + 1)::pair) depends on the
-// type's attributes, which only its own relation's invalidations report
-// (ALTER TYPE ... ADD ATTRIBUTE, SET SCHEMA): the entry depends on it.
+bool collect_walker(Node *node, void *context);
+
+// The composite types a value of this type holds (itself, or through
+// domains, arrays, ranges and their attributes): the entry depends on their
+// relations, whose invalidations alone report a change to their attributes
+// (ALTER TYPE ... ADD ATTRIBUTE, ALTER TABLE ... ADD COLUMN of a table used
+// as a column's type). Built-in types are never such composites.
+void note_composites(Collector *c, Oid type, int depth = 0) {
+    if (type < FirstNormalObjectId || depth > 32) return;
+    type = getBaseType(type);
+    if (type < FirstNormalObjectId) return;
+    Oid inner = get_element_type(type);
+    if (!OidIsValid(inner) && type_is_range(type)) inner = get_range_subtype(type);
+    if (!OidIsValid(inner) && type_is_multirange(type)) inner = get_multirange_range(type);
+    if (OidIsValid(inner)) return note_composites(c, inner, depth + 1);
+    Oid relid = get_typ_typrelid(type);
+    if (!OidIsValid(relid)) return;
+    add_slot(c, relation_slot(relid));
+    TupleDesc desc = lookup_rowtype_tupdesc(type, -1);
+    for (int i = 0; i < desc->natts; i++)
+        if (!TupleDescAttr(desc, i)->attisdropped)
+            note_composites(c, TupleDescAttr(desc, i)->atttypid, depth + 1);
+    ReleaseTupleDesc(desc);
+}
+
+// The value-carrying expressions whose type is noted (exprType() accepts
+// them all; the walker also meets nodes it does not).
 void note_row_type(Collector *c, Node *node) {
     switch (nodeTag(node)) {
+        case T_Var:
         case T_Const:
         case T_Param:
         case T_RowExpr:
         case T_FuncExpr:
+        case T_OpExpr:
         case T_CoerceViaIO:
         case T_RelabelType:
         case T_ConvertRowtypeExpr:
         case T_CoerceToDomain:
         case T_FieldSelect:
-        case T_ArrayCoerceExpr: break;
+        case T_FieldStore:
+        case T_ArrayCoerceExpr:
+        case T_SubscriptingRef:
+        case T_ArrayExpr:
+        case T_Aggref:
+        case T_WindowFunc:
+        case T_CaseExpr:
+        case T_CoalesceExpr:
+        case T_MinMaxExpr: break;
         default: return;
     }
-    Oid type = exprType(node);
-    if (type < FirstNormalObjectId) return;  // built-in types are never composites of a relation we track
-    Oid relid = get_typ_typrelid(getBaseType(type));
-    if (OidIsValid(relid)) add_slot(c, relation_slot(relid));
+    note_composites(c, exprType(node));
+}
+
+// A call that leaves out arguments gets their defaults only when it is
+// planned, after this analysis: f(a, t timestamptz DEFAULT now()) would slip
+// past the IMMUTABLE check and the EXECUTE checks. Its defaults are walked
+// like the call's own arguments.
+void note_default_arguments(Collector *c, Node *node) {
+    Oid funcid;
+    int nargs;
+    if (IsA(node, FuncExpr)) {
+        funcid = reinterpret_cast<FuncExpr *>(node)->funcid;
+        nargs = list_length(reinterpret_cast<FuncExpr *>(node)->args);
+    } else if (IsA(node, WindowFunc)) {
+        funcid = reinterpret_cast<WindowFunc *>(node)->winfnoid;
+        nargs = list_length(reinterpret_cast<WindowFunc *>(node)->args);
+    } else {
+        return;
+    }
+    HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for function %u", funcid);
+    auto *proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
+    Node *defaults = nullptr;
+    if (nargs < proc->pronargs && proc->pronargdefaults > 0) {
+        bool isnull;
+        Datum source = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_proargdefaults, &isnull);
+        if (!isnull) defaults = static_cast<Node *>(stringToNode(TextDatumGetCString(source)));
+    }
+    ReleaseSysCache(tuple);
+    if (defaults) collect_walker(defaults, c);
 }
 
 bool collect_walker(Node *node, void *context) {
@@ -345,6 +411,7 @@ bool collect_walker(Node *node, void *context) {
         // trigger fires for any of them. tableoid never changes.
         AttrNumber attno = reinterpret_cast<Var *>(node)->varattno;
         if (attno < 0 && attno != TableOidAttributeNumber && c->system_column == 0) c->system_column = attno;
+        note_row_type(c, node);
         return false;
     }
     if (IsA(node, Const)) {
@@ -353,10 +420,12 @@ bool collect_walker(Node *node, void *context) {
         // A date/time literal typed by the parser may have been 'now'.
         if (!con->constisnull && con->location >= 0 && type_holds(con->consttype, is_clock_type))
             c->clock_literals = lappend_int(c->clock_literals, con->location);
+        note_row_type(c, node);
         return false;
     }
     if (IsA(node, Param)) note_value_type(c, reinterpret_cast<Param *>(node)->paramtype);
     note_row_type(c, node);
+    note_default_arguments(c, node);
     check_functions_in_node(node, note_function, context);
     if (IsA(node, SQLValueFunction) || IsA(node, NextValueExpr)) c->mutable_expression = true;
     return expression_tree_walker(node, as_tree_walker(collect_walker), context);
@@ -471,10 +540,11 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0));
     // A reg* constant or parameter resolved a name to an OID when the text
     // was parsed or bound: anywhere, not only on the search path.
-    if (c.resolves_names) {
-        add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0));
+    if (c.resolves_names) add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0));
+    // Roles and memberships change what a name resolves to (regrole) and
+    // which privileges the caller holds inside function bodies.
+    if (c.resolves_names || c.runs_bodies)
         add_slot(&c, Generations::slot_of(InvalidOid, GenerationKind::Roles, 0));
-    }
 
     out->ndeps = c.nslots;
     out->deps = static_cast<DepStamp *>(palloc0(sizeof(DepStamp) * c.nslots));

@@ -82,8 +82,11 @@ const char *timezone_abbreviations() {
 }
 
 // kind, context, timezone, search path, cache name, query, timezone
-// abbreviations, lc_monetary (the last two change timestamptz and money input)
-constexpr int kFixedKeyFields = 8;
+// abbreviations, lc_monetary (the last two change timestamptz and money
+// input), and the search_path setting as written: the resolved path leaves
+// out where pg_temp stands in it, and types are looked up there at that
+// position (pg_temp, public and public, pg_temp resolve a type name apart)
+constexpr int kFixedKeyFields = 9;
 
 
 }  // namespace
@@ -161,6 +164,8 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
     fields[5] = KeyField{VARDATA_ANY(call.query), uint32_t(VARSIZE_ANY_EXHDR(call.query)), false};
     fields[6] = KeyField{tz_abbreviations, uint32_t(strlen(tz_abbreviations)), false};
     fields[7] = KeyField{locale_monetary, uint32_t(strlen(locale_monetary)), false};
+    const char *path_setting = namespace_search_path ? namespace_search_path : "";
+    fields[8] = KeyField{path_setting, uint32_t(strlen(path_setting)), false};
     for (int i = 0; i < nfields - nfixed; i++) {
         if (call.param_nulls[i]) {
             fields[nfixed + i] = KeyField{nullptr, 0, true};

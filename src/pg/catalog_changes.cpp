@@ -160,7 +160,10 @@ CatalogCounter counter_for_catalog_cache(int cache_id) {
         case TSTEMPLATENAMENSP:
         case TSTEMPLATEOID: return CatalogCounter::Routines;
         case AUTHNAME:
-        case AUTHOID: return CatalogCounter::Roles;
+        case AUTHOID:
+        case AUTHMEMMEMROLE:  // memberships: privileges held through a role
+        case AUTHMEMROLEMEM:
+        case DATABASEOID: return CatalogCounter::Roles;  // (the owner is pg_database_owner)
         default: return CatalogCounter::None;
     }
 }
@@ -209,10 +212,10 @@ void note_relation_change(ObjectAccessType access, Oid relid, int sub_id, void *
     // Internal changes (the new heap of VACUUM FULL, CLUSTER or a table
     // rewrite) keep every name where it was.
     if (!whole_relation || is_internal(access, arg)) return;
-    mark_written(names_slot());  // what 'name'::regclass resolves to
     if (access == OAT_DROP) {
         if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP) return;
         dropped_relation = true;
+        mark_written(names_slot());  // what 'name'::regclass resolved to
         // Its name (and its row type's) is gone from its schema: marked
         // while the catalog still says which schema that is.
         mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, get_rel_namespace(relid)));
@@ -226,12 +229,12 @@ void note_relation_change(ObjectAccessType access, Oid relid, int sub_id, void *
 }
 
 void note_type_change(ObjectAccessType access, Oid type) {
-    mark_written(names_slot());  // what 'name'::regtype resolves to
     if (access != OAT_DROP) {
         remember(&created_types, type);  // not visible yet: resolved at pre-commit
         changed_catalogs_now = true;
     } else if (!is_implicit_type(type)) {  // still in the catalog while it is dropped
         mark_written(routines_slot());
+        mark_written(names_slot());  // what 'name'::regtype resolved to
         dropped_type = true;
     }
 }
@@ -386,8 +389,14 @@ NameChanges mark_catalog_changes(bool for_prepare) {
     SharedInvalidationMessage *msgs;
     bool init_file_inval;
     int n = xactGetCommittedInvalidationMessages(&msgs, &init_file_inval);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (mark_invalidation(msgs[i], for_prepare ? &changes.watched : nullptr)) changes.routines = true;
+        // A composite type's attributes changed: a reader that has the type
+        // cached takes no lock that PREPARE's would hold off.
+        if (for_prepare && msgs[i].id == SHAREDINVALRELCACHE_ID && msgs[i].rc.dbId == MyDatabaseId &&
+            get_rel_relkind(msgs[i].rc.relId) == RELKIND_COMPOSITE_TYPE)
+            changes.types = true;
+    }
 
     ListCell *lc;
     foreach (lc, renamed_relations) {
@@ -400,7 +409,9 @@ NameChanges mark_catalog_changes(bool for_prepare) {
             continue;
         Oid nspid = get_rel_namespace(relid);
         mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid));
-        if (!isAnyTempNamespace(nspid)) changes.relations = true;
+        if (isAnyTempNamespace(nspid)) continue;
+        mark_written(names_slot());  // what 'name'::regclass and ::regtype resolve to
+        changes.relations = true;
     }
     foreach (lc, created_types) {
         Oid type = lfirst_oid(lc);
@@ -408,6 +419,7 @@ NameChanges mark_catalog_changes(bool for_prepare) {
         // dropped again in this transaction leaves no name behind.
         if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(type)) || is_implicit_type(type)) continue;
         mark_written(routines_slot());
+        mark_written(names_slot());
         changes.types = true;
     }
     foreach (lc, changed_constraints) {

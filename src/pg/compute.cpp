@@ -199,17 +199,19 @@ const char *statement_text(const Call &call) {
 }
 
 // Parses the text inside the SPI connection, inferring the parameters'
-// types into vp as an untyped PREPARE does. For a statement to be kept, it
-// is parsed once more with those types fixed: the plan cache re-parses a
-// kept plan when the catalogs change, and an inferring parse would write
-// into vp, which does not live that long. Parallel plans are allowed, as for
-// the same query run through SPI_execute or PL/pgSQL's EXECUTE: a miss must
-// not be slower than the query itself.
-SPIPlanPtr prepare_text(const char *sql, VarParams *vp, bool to_keep) {
+// types into vp as an untyped PREPARE does, then once more with those types
+// fixed. The plan cache re-parses a plan when the catalogs or the search
+// path change, even one not kept, and an inferring parse would write into
+// vp, which does not live that long; with fixed types a parameter whose
+// type stays unknown is text, as bind_parameters reads it, in every
+// transaction. Parallel plans are allowed, as for the same query run
+// through SPI_execute or PL/pgSQL's EXECUTE: a miss must not be slower than
+// the query itself.
+SPIPlanPtr prepare_text(const char *sql, VarParams *vp) {
     SPIPlanPtr plan = SPI_prepare_params(sql, setup_var_params, vp, CURSOR_OPT_PARALLEL_OK);
-    if (plan && to_keep) {
+    if (plan) {
         for (int i = 0; i < vp->count; i++)
-            if (vp->types[i] == UNKNOWNOID) vp->types[i] = TEXTOID;  // as bind_parameters reads them
+            if (vp->types[i] == UNKNOWNOID) vp->types[i] = TEXTOID;
         SPI_freeplan(plan);
         plan = SPI_prepare_cursor(sql, vp->count, vp->types, CURSOR_OPT_PARALLEL_OK);
     }
@@ -226,11 +228,10 @@ SPIPlanPtr prepare_text(const char *sql, VarParams *vp, bool to_keep) {
 // Parses, analyzes and plans the text inside the SPI connection. The parser
 // checks USAGE on the schemas of qualified names: noted for the hits to
 // check again.
-SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp, MemoryContext caller_ctx,
-                             bool to_keep) {
+SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp, MemoryContext caller_ctx) {
     const char *sql = statement_text(call);
     start_schema_lookups();
-    SPIPlanPtr plan = prepare_text(sql, vp, to_keep);
+    SPIPlanPtr plan = prepare_text(sql, vp);
     stop_schema_lookups();
     auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
@@ -263,7 +264,7 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
     // The parser grows this array with repalloc, which keeps it in our
     // context: SPI frees its own execution memory when prepare returns.
     VarParams vp{static_cast<Oid *>(MemoryContextAllocZero(caller_ctx, sizeof(Oid))), 0};
-    SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx, reuse);
+    SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx);
     ParamListInfo params = bind_parameters(call, vp);
     if (reuse && analysis->uncacheable == Uncacheable::No)
         keep_statement(statement_key, plan, vp.types, vp.count, *analysis, invalidations_seen);

@@ -165,10 +165,6 @@ void exit_callback(int, Datum) {
 }
 
 void note_participation(int32_t slot, uint32_t incarnation, bool leading, const Encoded &key) {
-    if (!exit_callback_registered) {
-        before_shmem_exit(exit_callback, 0);
-        exit_callback_registered = true;
-    }
     current.slot = slot;
     current.incarnation = incarnation;
     current.leading = leading;
@@ -186,6 +182,12 @@ enum class Role { Lead, Join, NoFlight };
 // table allocates nothing.
 Role join_or_lead(const Encoded &key, uint32_t stats_slot) {
     Shared &sh = shared_state();
+    // Before any slot is taken: registering can raise FATAL (no callback
+    // slot left), which must not strand a flight that no exit leaves.
+    if (!exit_callback_registered) {
+        before_shmem_exit(exit_callback, 0);
+        exit_callback_registered = true;
+    }
     uint64_t block = 0;
     Role role = Role::NoFlight;
     for (;;) {

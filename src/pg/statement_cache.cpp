@@ -38,7 +38,7 @@ bool any_in_use = false;  // some slot's in_use is set: clear them at the end
 
 void release(Slot &s) {
     if (!s.used) return;
-    SPI_freeplan(s.statement.plan);
+    if (s.statement.plan) SPI_freeplan(s.statement.plan);
     MemoryContextDelete(s.context);
     s = Slot{};
 }
@@ -68,7 +68,7 @@ Slot *free_slot() {
 
 const PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now) {
     for (Slot &s : slots) {
-        if (!s.used || s.hash != key.hash || s.key_len != key.key_len ||
+        if (!s.used || !s.statement.plan || s.hash != key.hash || s.key_len != key.key_len ||
             memcmp(s.key, key.key, key.key_len) != 0)
             continue;
         if (s.statement.invalidations_at != invalidations_now) {
@@ -90,12 +90,13 @@ void keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types,
     Slot *s = free_slot();
     if (!s) return;
     s->context = AllocSetContextCreate(TopMemoryContext, "pg_memo statement", ALLOCSET_SMALL_SIZES);
+    s->used = true;  // from here on release() frees the context, if an allocation below fails
     s->key = static_cast<char *>(MemoryContextAlloc(s->context, key.key_len));
     memcpy(s->key, key.key, key.key_len);
     s->key_len = key.key_len;
     s->hash = key.hash;
     PreparedStatement &st = s->statement;
-    st.plan = plan;
+    st.plan = nullptr;  // set once saved
     st.nparams = nparams;
     st.param_types = static_cast<Oid *>(MemoryContextAlloc(s->context, sizeof(Oid) * (nparams ? nparams : 1)));
     memcpy(st.param_types, param_types, sizeof(Oid) * nparams);
@@ -108,11 +109,10 @@ void keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types,
     memcpy(st.analysis.meta, analysis.meta, analysis.meta_len);
     st.invalidations_at = invalidations_at;
     if (SPI_keepplan(plan) != 0) {  // last: nothing above may leave a saved plan behind
-        MemoryContextDelete(s->context);
-        *s = Slot{};
+        release(*s);
         return;
     }
-    s->used = true;
+    st.plan = plan;
     s->in_use = any_in_use = true;
 }
 

@@ -9,6 +9,10 @@ extern "C" {
 #include "commands/trigger.h"
 #include "parser/parse_func.h"
 #include "utils/fmgroids.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(pg_memo_is_watch_trigger);
 Datum pg_memo_is_watch_trigger(PG_FUNCTION_ARGS);
@@ -21,10 +25,14 @@ namespace {
 constexpr const char *kTriggerName = "pg_memo_invalidate";
 
 // memo.invalidation_trigger(): the extension is not relocatable, so its
-// schema is always memo.
+// schema is always memo. Looked up without privilege checks: it runs for
+// any role that drops any trigger, in databases that may have a schema
+// named memo of their own that the role may not use.
 Oid trigger_function() {
-    List *name = list_make2(makeString(pstrdup(kExtensionSchema)), makeString(pstrdup("invalidation_trigger")));
-    return LookupFuncName(name, 0, nullptr, true);
+    Oid schema = get_namespace_oid(kExtensionSchema, true);
+    if (!OidIsValid(schema)) return InvalidOid;
+    return GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid, CStringGetDatum("invalidation_trigger"),
+                           PointerGetDatum(buildoidvector(nullptr, 0)), ObjectIdGetDatum(schema));
 }
 
 
@@ -74,7 +82,7 @@ bool is_pg_memo_trigger(Oid trigger_oid) {
     HeapTuple tuple = trigger_tuple(trigger_oid);
     if (!tuple) return false;
     auto *t = reinterpret_cast<Form_pg_trigger>(GETSTRUCT(tuple));
-    bool ours = t->tgfoid == trigger_function() && strcmp(NameStr(t->tgname), kTriggerName) == 0;
+    bool ours = strcmp(NameStr(t->tgname), kTriggerName) == 0 && t->tgfoid == trigger_function();
     heap_freetuple(tuple);
     return ours;
 }

@@ -171,3 +171,19 @@ SELECT memo.watch('base');
 SELECT memo.count('base', 'SELECT * FROM base');
 INSERT INTO base VALUES (11);
 SELECT memo.count('base', 'SELECT * FROM base');
+
+-- pg_temp's place in search_path decides which type a name means, and the
+-- resolved path does not show it: the setting as written is in the key
+-- (found by review)
+CREATE DOMAIN public.tmpd AS int;
+CREATE TEMP TABLE make_temp_schema (i int);
+CREATE DOMAIN pg_temp.tmpd AS text;
+SET search_path = pg_temp, public;
+SELECT * FROM memo.list('tmpd', $$SELECT ('010'::tmpd)::text$$) AS t(v text);
+SET search_path = public, pg_temp;
+SELECT * FROM memo.list('tmpd', $$SELECT ('010'::tmpd)::text$$) AS t(v text);
+SELECT ('010'::tmpd)::text AS direct;
+RESET search_path;
+DROP TABLE make_temp_schema;
+DROP DOMAIN pg_temp.tmpd;
+DROP DOMAIN public.tmpd;

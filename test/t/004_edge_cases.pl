@@ -161,6 +161,34 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM audit'), '1', 'one prepare
     $b->quit;
 }
 
+# 5. Loading pg_memo changes nothing for other objects: dropping a trigger
+#    asks whether it is pg_memo's, and that must not need USAGE on a schema
+#    named memo (here an application's own, in a database without the
+#    extension, that the role may not use). Found by review.
+{
+    $node->safe_psql('postgres', q{
+      CREATE DATABASE app;
+      CREATE ROLE app_user LOGIN;
+    });
+    $node->safe_psql('app', q{
+      CREATE SCHEMA memo;
+      REVOKE ALL ON SCHEMA memo FROM PUBLIC;
+      CREATE SCHEMA work AUTHORIZATION app_user;
+      CREATE FUNCTION work.noop() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+    });
+    my ($rc, $out, $err) = $node->psql('app', q{
+      CREATE TABLE work.t (i int);
+      CREATE TRIGGER tr AFTER INSERT ON work.t FOR EACH STATEMENT EXECUTE FUNCTION work.noop();
+      DROP TRIGGER tr ON work.t;
+      CREATE TRIGGER tr AFTER INSERT ON work.t FOR EACH STATEMENT EXECUTE FUNCTION work.noop();
+      DROP TABLE work.t;
+      CREATE TEMP TABLE tt (i int);
+      CREATE TRIGGER tr AFTER INSERT ON tt FOR EACH STATEMENT EXECUTE FUNCTION work.noop();
+    }, extra_params => ['-U', 'app_user', '-v', 'ON_ERROR_STOP=1']);
+    is($rc, 0, 'a role without USAGE on a schema named memo drops its triggers and tables');
+    is($err, '', 'without an error');
+}
+
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight left behind');
 $node->stop;
 done_testing();

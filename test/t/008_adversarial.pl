@@ -256,6 +256,27 @@ my @probes = (
         kind   => 'count', query => 'SELECT * FROM adv_rtq WHERE (ROW(x, 10 * x)::adv_rowt).a > 3',
         change => 'ALTER TABLE adv_rowt RENAME COLUMN a TO tmp; ALTER TABLE adv_rowt RENAME COLUMN b TO a; '
           . 'ALTER TABLE adv_rowt RENAME COLUMN tmp TO b;' },
+    # Found by review: a column whose type is a composite type or another
+    # table's row type depends on that type's attributes.
+    {   name   => 'cat.composite_column_attribute_added',
+        setup  => q{CREATE TYPE adv_cc AS (a int, b int); CREATE TABLE adv_cct (c adv_cc);
+          INSERT INTO adv_cct VALUES (ROW(1, 2)), (ROW(3, 4)); SELECT memo.watch('adv_cct');},
+        kind   => 'count', query => 'SELECT * FROM adv_cct WHERE c IS NOT NULL',
+        change => 'ALTER TYPE adv_cc ADD ATTRIBUTE z int;' },
+    {   name   => 'cat.table_rowtype_column_added',
+        setup  => q{CREATE TABLE adv_rta (x int); CREATE TABLE adv_rtb (r adv_rta);
+          INSERT INTO adv_rtb VALUES (ROW(1)), (ROW(2)); SELECT memo.watch('adv_rtb');},
+        kind   => 'count', query => 'SELECT * FROM adv_rtb WHERE r IS NOT NULL',
+        change => 'ALTER TABLE adv_rta ADD COLUMN y int;' },
+    {   name   => 'cat.composite_array_column_attribute_added',
+        setup  => q{CREATE TYPE adv_ca AS (a int, b int); CREATE TABLE adv_cat (c adv_ca[]);
+          INSERT INTO adv_cat VALUES (ARRAY[ROW(1, 2)::adv_ca]); SELECT memo.watch('adv_cat');},
+        kind   => 'count', query => 'SELECT * FROM adv_cat WHERE c[1] IS NOT NULL',
+        change => 'ALTER TYPE adv_ca ADD ATTRIBUTE z int;' },
+    {   name   => 'fn.volatile_default_argument',   # found by review
+        setup  => q{CREATE FUNCTION adv_stamp(a int, t float8 DEFAULT random()) RETURNS float8 IMMUTABLE
+          LANGUAGE sql AS 'SELECT t';} . tab('adv_vd', 3),
+        kind   => 'count', query => 'SELECT * FROM adv_vd WHERE adv_stamp(x) >= 0', refuse => '0A000' },
     {   name   => 'cat.text_search_dictionary_stopwords',
         setup  => q{
           CREATE TEXT SEARCH DICTIONARY adv_sd (TEMPLATE = simple);
@@ -505,6 +526,28 @@ my @probes = (
           GRANT SELECT ON adv_p5ft TO adv_p5f;},
         kind   => 'count', query => 'SELECT * FROM adv_p5ft WHERE adv_p5ff(x) > 2',
         change => 'REVOKE adv_g5f FROM adv_p5f;' },
+    # Found by review: privileges PostgreSQL checks inside a function body,
+    # and a reg* parameter's schema, held through a membership.
+    {   name   => 'priv.member_execute_in_body_revoked',
+        role   => 'adv_pb',
+        setup  => q{
+          CREATE ROLE adv_gb; CREATE ROLE adv_pb IN ROLE adv_gb;
+          CREATE FUNCTION adv_inner(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1 + 1';
+          REVOKE EXECUTE ON FUNCTION adv_inner(int) FROM PUBLIC;
+          GRANT EXECUTE ON FUNCTION adv_inner(int) TO adv_gb;
+          CREATE FUNCTION adv_outer(int) RETURNS int IMMUTABLE LANGUAGE sql
+            SET search_path = public AS 'SELECT adv_inner($1)';  -- SET: not inlined, run as the caller
+          } . tab('adv_pbt', 3) . q{ GRANT SELECT ON adv_pbt TO adv_pb;},
+        kind   => 'list', cols => 'v int', query => 'SELECT adv_outer(x) FROM adv_pbt ORDER BY 1',
+        change => 'REVOKE adv_gb FROM adv_pb;' },
+    {   name   => 'priv.member_usage_regclass_param_revoked',
+        role   => 'adv_pr',
+        setup  => q{
+          CREATE ROLE adv_gr; CREATE ROLE adv_pr IN ROLE adv_gr; CREATE SCHEMA adv_sr;
+          CREATE TABLE adv_sr.t (x int); GRANT USAGE ON SCHEMA adv_sr TO adv_gr;
+          } . tab('adv_prr', 3) . q{ GRANT SELECT ON adv_prr TO adv_pr;},
+        kind   => 'count', query => 'SELECT * FROM adv_prr WHERE $1::regclass IS NOT NULL', params => ['adv_sr.t'],
+        change => 'REVOKE adv_gr FROM adv_pr;' },
     {   name   => 'priv.column_revoked',
         role   => 'adv_p6',
         setup  => q{
