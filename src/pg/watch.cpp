@@ -105,14 +105,6 @@ bool is_watch_trigger(Oid trigger_oid) {
     return ours;
 }
 
-Oid trigger_relation(Oid trigger_oid) {
-    HeapTuple tuple = trigger_tuple(trigger_oid);
-    if (!tuple) return InvalidOid;
-    Oid relid = reinterpret_cast<Form_pg_trigger>(GETSTRUCT(tuple))->tgrelid;
-    heap_freetuple(tuple);
-    return relid;
-}
-
 WatchState relation_watch_state(Relation rel) {
     TriggerDesc *td = rel->trigdesc;
     if (!td) return WatchState::NotWatched;

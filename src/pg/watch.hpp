@@ -11,9 +11,6 @@ namespace pgmemo {
 bool is_pg_memo_trigger(Oid trigger_oid);
 bool is_watch_trigger(Oid trigger_oid);
 
-// The table a trigger is on, or InvalidOid.
-Oid trigger_relation(Oid trigger_oid);
-
 // Whether rel carries pg_memo's trigger, and in which state. Reads the
 // relcache's trigger descriptor: no catalog access.
 enum class WatchState { NotWatched, Watched, Disabled };
