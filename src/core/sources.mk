@@ -10,4 +10,5 @@ PG_MEMO_CORE_SOURCES = \
 	src/core/stats.cpp \
 	src/core/result_format.cpp \
 	src/core/store.cpp \
-	src/core/flight.cpp
+	src/core/flight.cpp \
+	src/core/delta_log.cpp

@@ -1,0 +1,496 @@
+// Keeping entries by deltas (docs/consistency.md, "Deltas").
+//
+// An entry qualifies when its query is a selection over one plain table
+// watched with deltas (delta_relation). Its stamp on the table's counter
+// carries kDeltaStamp once settle_with_deltas proved that the result is
+// exactly the table's committed rows as of that stamp. From then on a
+// reader that finds it stale walks the delta log from the stamp to the
+// counter's current value (carry_forward): every value on the way must have
+// a record, or nothing can be said. For each committed row version in them
+// that satisfies a selection's WHERE:
+//   - a count adds one for a new version and subtracts one for an old one
+//     (old and new versions of an updated row cancel out when both match);
+//   - a list ordered with LIMIT stays when it was a full page and the
+//     version sorts after its last row by the query's own ordering;
+//   - any other list is invalid.
+// The WHERE and the sort keys are the analyzed query's own expressions,
+// planned as expressions and evaluated over the stored rows with the call's
+// parameters. An error while evaluating (a cast that fails on a new row)
+// means "cannot tell": the entry is recomputed.
+#include "delta_apply.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_inherits.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "storage/sinval.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+#include "utils/sortsupport.h"
+}
+
+#include "invalidation.hpp"
+#include "result_format.hpp"
+#include "watch.hpp"
+
+namespace pgmemo {
+
+namespace {
+
+// ---- which queries qualify -------------------------------------------------
+
+// What deltas are checked against: the selections' WHEREs (one per UNION ALL
+// branch; a NULL element for a selection without one) and, for a list
+// ordered with LIMIT, the query that orders it.
+struct Shape {
+    Oid relid = InvalidOid;
+    List *quals = NIL;
+    Query *page = nullptr;
+};
+
+// q selects rows of one plain table, the same as the other branches': its
+// WHERE is appended to quals.
+bool plain_selection(Query *q, Shape *s) {
+    if (q->commandType != CMD_SELECT || q->utilityStmt || q->hasAggs || q->hasWindowFuncs || q->hasTargetSRFs ||
+        q->hasSubLinks || q->hasDistinctOn || q->hasRecursive || q->hasModifyingCTE || q->hasForUpdate ||
+        q->hasRowSecurity || q->cteList || q->groupClause || q->groupingSets || q->havingQual ||
+        q->distinctClause || q->setOperations || q->rowMarks || list_length(q->rtable) != 1)
+        return false;
+    auto *rte = linitial_node(RangeTblEntry, q->rtable);
+    if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->tablesample) return false;
+    if (list_length(q->jointree->fromlist) != 1 || !IsA(linitial(q->jointree->fromlist), RangeTblRef))
+        return false;
+    if (OidIsValid(s->relid) && s->relid != rte->relid) return false;
+    s->relid = rte->relid;
+    s->quals = lappend(s->quals, q->jointree->quals);
+    return true;
+}
+
+bool union_all_branches(Query *top, Node *node, Shape *s) {
+    if (IsA(node, RangeTblRef)) {
+        RangeTblEntry *rte = rt_fetch(reinterpret_cast<RangeTblRef *>(node)->rtindex, top->rtable);
+        return rte->rtekind == RTE_SUBQUERY && plain_selection(rte->subquery, s);
+    }
+    if (!IsA(node, SetOperationStmt)) return false;
+    auto *op = reinterpret_cast<SetOperationStmt *>(node);
+    return op->op == SETOP_UNION && op->all && union_all_branches(top, op->larg, s) &&
+           union_all_branches(top, op->rarg, s);
+}
+
+// A UNION ALL of selections with nothing around it.
+bool union_all(Query *q, Shape *s) {
+    if (q->sortClause || q->limitCount || q->limitOffset || q->cteList || q->hasSubLinks || q->rowMarks)
+        return false;
+    return union_all_branches(q, q->setOperations, s);
+}
+
+// Whether every sort key is an output column: the stored rows hold the
+// last row's keys only then.
+bool sorts_by_output_columns(Query *q) {
+    ListCell *lc;
+    foreach (lc, q->sortClause) {
+        TargetEntry *tle = get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc), q->targetList);
+        if (tle->resjunk) return false;
+    }
+    return true;
+}
+
+bool shape_of(Query *query, Kind kind, Shape *s) {
+    if (kind == Kind::Count) {
+        // compute.cpp's wrapper: SELECT count(*) FROM (<text>) AS pg_memo_count
+        if (list_length(query->rtable) != 1) return false;
+        auto *rte = linitial_node(RangeTblEntry, query->rtable);
+        if (rte->rtekind != RTE_SUBQUERY) return false;
+        Query *inner = rte->subquery;
+        if (inner->limitCount || inner->limitOffset) return false;  // counts a page
+        return inner->setOperations ? union_all(inner, s) : plain_selection(inner, s);
+    }
+    if (query->setOperations) return union_all(query, s);
+    if (!plain_selection(query, s)) return false;
+    if (query->sortClause && query->limitCount && query->limitOption == LIMIT_OPTION_COUNT &&
+        sorts_by_output_columns(query))
+        s->page = query;
+    return true;
+}
+
+// ---- evaluating row versions ---------------------------------------------
+
+struct Evaluator {
+    Oid relid;
+    Kind kind;
+    TupleTableSlot *slot;
+    ExprContext *econtext;
+    List *quals;     // ExprState *, nullptr: every row
+    bool page;       // a list ordered with LIMIT
+    int64 limit;
+    int nkeys;
+    ExprState **keys;
+    SortSupportData *sort;
+    AttrNumber *columns;  // each key's output column
+};
+
+ExprState *prepare_expression(Node *expr, ParamListInfo params) {
+    return ExecInitExprWithParams(expression_planner(static_cast<Expr *>(copyObjectImpl(expr))), params);
+}
+
+Datum evaluate(Evaluator &ev, ExprState *state, bool *isnull) {
+    return ExecEvalExprSwitchContext(state, ev.econtext, isnull);
+}
+
+void build_evaluator(Evaluator *ev, const Shape &s, Kind kind, ParamListInfo params, TupleDesc desc) {
+    *ev = Evaluator{};
+    ev->relid = s.relid;
+    ev->kind = kind;
+    ev->slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
+    ev->econtext = CreateStandaloneExprContext();
+    ev->econtext->ecxt_scantuple = ev->slot;
+    ev->econtext->ecxt_param_list_info = params;  // read by the expressions' parameters
+    ListCell *lc;
+    foreach (lc, s.quals)
+        ev->quals = lappend(ev->quals, lfirst(lc) ? prepare_expression(static_cast<Node *>(lfirst(lc)), params)
+                                                  : nullptr);
+    if (!s.page) return;
+    bool isnull;
+    Datum limit = evaluate(*ev, prepare_expression(s.page->limitCount, params), &isnull);
+    if (isnull) return;  // LIMIT NULL: the whole ordered list
+    ev->page = true;
+    ev->limit = DatumGetInt64(limit);
+    ev->nkeys = list_length(s.page->sortClause);
+    ev->keys = static_cast<ExprState **>(palloc(sizeof(ExprState *) * ev->nkeys));
+    ev->sort = static_cast<SortSupportData *>(palloc0(sizeof(SortSupportData) * ev->nkeys));
+    ev->columns = static_cast<AttrNumber *>(palloc(sizeof(AttrNumber) * ev->nkeys));
+    int i = 0;
+    foreach (lc, s.page->sortClause) {
+        auto *clause = lfirst_node(SortGroupClause, lc);
+        TargetEntry *tle = get_sortgroupclause_tle(clause, s.page->targetList);
+        ev->keys[i] = prepare_expression(reinterpret_cast<Node *>(tle->expr), params);
+        ev->columns[i] = tle->resno;
+        SortSupport ssup = &ev->sort[i];
+        ssup->ssup_cxt = CurrentMemoryContext;
+        ssup->ssup_collation = exprCollation(reinterpret_cast<Node *>(tle->expr));
+        ssup->ssup_nulls_first = clause->nulls_first;
+        PrepareSortSupportFromOrderingOp(clause->sortop, ssup);
+        i++;
+    }
+}
+
+void free_evaluator(Evaluator *ev) {
+    FreeExprContext(ev->econtext, true);
+    ExecDropSingleTupleTableSlot(ev->slot);
+}
+
+void store_row(Evaluator &ev, const char *row, uint32_t len, HeapTupleData *tuple) {
+    tuple->t_len = len;
+    tuple->t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(row));
+    tuple->t_tableOid = ev.relid;
+    ItemPointerSetInvalid(&tuple->t_self);
+    ResetExprContext(ev.econtext);
+    ExecStoreHeapTuple(tuple, ev.slot, false);
+}
+
+// How many selections the stored row satisfies (UNION ALL counts each).
+int matches(Evaluator &ev) {
+    int n = 0;
+    ListCell *lc;
+    foreach (lc, ev.quals) {
+        auto *qual = static_cast<ExprState *>(lfirst(lc));
+        bool isnull = false;
+        if (!qual || (DatumGetBool(evaluate(ev, qual, &isnull)) && !isnull)) n++;
+    }
+    return n;
+}
+
+// The last row of a stored page, for its sort keys.
+struct PageEnd {
+    uint64 nrows;
+    Datum *values;
+    bool *nulls;
+};
+
+PageEnd page_end(Evaluator &ev, const char *payload, uint32_t len) {
+    PageEnd end{0, static_cast<Datum *>(palloc(sizeof(Datum) * ev.nkeys)),
+                static_cast<bool *>(palloc(sizeof(bool) * ev.nkeys))};
+    ResultReader rd(payload, len);
+    const char *row = nullptr, *data;
+    uint32_t row_len = 0, n;
+    while (rd.next_row(&data, &n)) {
+        row = data;
+        row_len = n;
+        end.nrows++;
+    }
+    if (!row) return end;
+    TupleDesc desc = stored_descriptor(rd);
+    HeapTupleData tuple;
+    tuple.t_len = row_len;
+    tuple.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(row));
+    tuple.t_tableOid = InvalidOid;
+    ItemPointerSetInvalid(&tuple.t_self);
+    for (int i = 0; i < ev.nkeys; i++) end.values[i] = heap_getattr(&tuple, ev.columns[i], desc, &end.nulls[i]);
+    return end;
+}
+
+// Whether the stored row sorts at or before the page's last row.
+bool sorts_into_page(Evaluator &ev, const PageEnd &end) {
+    for (int i = 0; i < ev.nkeys; i++) {
+        bool isnull;
+        Datum key = evaluate(ev, ev.keys[i], &isnull);
+        int cmp = ApplySortComparator(key, isnull, end.values[i], end.nulls[i], &ev.sort[i]);
+        if (cmp != 0) return cmp < 0;
+    }
+    return true;  // ties with the last row: it could take its place
+}
+
+enum class Verdict { Kept, Invalid };
+
+// Applies the records (copies, newest first) to a stored result. seen: the
+// snapshot the result was computed with, whose commits it already holds
+// (settle), or nullptr (carry: the stamp says what it holds).
+Verdict apply_records(Evaluator &ev, List *records, Snapshot seen, const char *payload, uint32_t len,
+                      int64 *correction) {
+    *correction = 0;
+    PageEnd end{};
+    if (ev.page) end = page_end(ev, payload, len);
+    if (ev.kind == Kind::List && ev.page && ev.limit <= 0) return Verdict::Kept;  // LIMIT 0: always empty
+    ListCell *lc;
+    foreach (lc, records) {
+        auto *r = static_cast<const DeltaRecord *>(lfirst(lc));
+        TransactionId xid = r->xid;
+        if (seen && TransactionIdIsValid(xid) && !XidInMVCCSnapshot(xid, seen)) continue;
+        DeltaRowReader rows(*r);
+        const char *row;
+        uint32_t row_len;
+        bool is_new;
+        while (rows.next(&row, &row_len, &is_new)) {
+            CHECK_FOR_INTERRUPTS();
+            HeapTupleData tuple;
+            store_row(ev, row, row_len, &tuple);
+            int n = matches(ev);
+            if (n == 0) continue;
+            if (ev.kind == Kind::Count) {
+                *correction += is_new ? n : -n;
+                continue;
+            }
+            bool full_page = ev.page && end.nrows >= uint64(ev.limit);
+            if (!full_page || sorts_into_page(ev, end)) return Verdict::Invalid;
+        }
+    }
+    return Verdict::Kept;
+}
+
+// apply_records inside a subtransaction: an error of the expressions
+// (a cast that fails on a new row) means "cannot tell". Cancels and
+// shutdowns are raised again.
+bool apply_guarded(Evaluator &ev, List *records, Snapshot seen, const char *payload, uint32_t len,
+                   Verdict *verdict, int64 *correction) {
+    MemoryContext context = CurrentMemoryContext;
+    ResourceOwner owner = CurrentResourceOwner;
+    BeginInternalSubTransaction(nullptr);
+    MemoryContextSwitchTo(context);
+    bool ok = true;
+    PG_TRY();
+    {
+        *verdict = apply_records(ev, records, seen, payload, len, correction);
+        ReleaseCurrentSubTransaction();
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(context);
+        ErrorData *error = CopyErrorData();
+        FlushErrorState();
+        RollbackAndReleaseCurrentSubTransaction();
+        if (error->sqlerrcode == ERRCODE_QUERY_CANCELED || error->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+            ReThrowError(error);
+        ok = false;
+    }
+    PG_END_TRY();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+    return ok;
+}
+
+// ---- the log -------------------------------------------------------------
+
+constexpr uint32_t kMaxRecords = 4096;
+constexpr int kMaxCarryAnalyses = 3;
+
+// Copies, from the delta log, the records of relid on the counters of deps
+// that moved since their stamps, and each counter's current value. False:
+// some value has no record (a write that was not captured, DDL), or there
+// are more than kMaxRecords.
+bool collect_records(const DepStamp *deps, uint32_t ndeps, Oid relid, uint64 *current, List **records) {
+    Shared &sh = shared_state();
+    auto **found = static_cast<const DeltaRecord **>(palloc(sizeof(DeltaRecord *) * kMaxRecords));
+    bool complete = true;
+    LWLockAcquire(delta_lock(), LW_SHARED);
+    for (uint32_t i = 0; i < ndeps && complete; i++) {
+        current[i] = sh.gens.read(deps[i].slot);
+        if (current[i] == deps[i].generation) continue;
+        uint32_t n = 0;
+        if (current[i] < deps[i].generation ||
+            sh.deltas.collect(deps[i].slot, deps[i].generation, current[i], found, kMaxRecords, &n) !=
+                Collected::Complete) {
+            complete = false;
+            break;
+        }
+        for (uint32_t j = 0; j < n; j++) {
+            const DeltaRecord *r = found[j];
+            // Another table's rows on the same counter change nothing here.
+            if (r->relid != relid || r->dbid != MyDatabaseId) continue;
+            auto *copy = static_cast<DeltaRecord *>(palloc(r->length));
+            memcpy(copy, r, r->length);
+            *records = lappend(*records, copy);
+        }
+    }
+    LWLockRelease(delta_lock());
+    return complete;
+}
+
+uint32_t dep_index(const Analysis &a, uint32_t slot) {
+    for (uint32_t i = 0; i < a.ndeps; i++)
+        if (a.deps[i].slot == slot) return i;
+    return a.ndeps;
+}
+
+TupleDesc relation_descriptor(Oid relid) {
+    Relation rel = table_open(relid, AccessShareLock);
+    TupleDesc desc = CreateTupleDescCopy(RelationGetDescr(rel));
+    table_close(rel, NoLock);
+    return desc;
+}
+
+Result count_result(int64 count, MemoryContext ctx) {
+    Result r{static_cast<char *>(MemoryContextAlloc(ctx, sizeof(ResultHeader))), uint32_t(sizeof(ResultHeader))};
+    ResultWriter w(r.payload, r.len);
+    w.write_count(count);
+    return r;
+}
+
+}  // namespace
+
+Oid delta_relation(Query *query, Kind kind) {
+    Shape s;
+    if (!shape_of(query, kind, &s)) return InvalidOid;
+    // The parser holds a lock on it. A table with inheritance children or
+    // parents is written through statements on other tables too.
+    Relation rel = table_open(s.relid, NoLock);
+    bool keeps = relation_keeps_deltas(rel) && !has_subclass(s.relid) && !has_superclass(s.relid);
+    table_close(rel, NoLock);
+    return keeps ? s.relid : InvalidOid;
+}
+
+void settle_with_deltas(Analysis *analysis, Query *query, Kind kind, ParamListInfo params, Snapshot snapshot,
+                        Result *result, MemoryContext result_ctx) {
+    Shared &sh = shared_state();
+    uint32_t slot = relation_slot(analysis->delta_relid);
+    uint32_t at = dep_index(*analysis, slot);
+    if (at == analysis->ndeps) return;
+    DepStamp *dep = &analysis->deps[at];
+
+    // A commit the snapshot saw but that had not bumped the counter when
+    // the stamp was read is still announced now, or bumped by now: wait
+    // for the announcement to end, then read both.
+    wait_for_commits_in_progress(dep, 1);
+    LWLockAcquire(delta_lock(), LW_SHARED);
+    bool pending = sh.gens.commit_pending(slot);
+    uint64 current = sh.gens.read(slot);
+    LWLockRelease(delta_lock());
+    if (pending) return;  // cannot tell which commits the result holds
+    if (current == dep->generation) {
+        dep->flags |= kDeltaStamp;  // nothing committed since the stamp
+        return;
+    }
+
+    // Commits bumped since the stamp: those the snapshot saw are in the
+    // result already; the others are applied to it.
+    List *records = NIL;
+    uint64 now;
+    if (!collect_records(dep, 1, analysis->delta_relid, &now, &records) || now != current) return;
+    Shape s;
+    if (!shape_of(query, kind, &s)) return;
+    Evaluator ev;
+    build_evaluator(&ev, s, kind, params, relation_descriptor(analysis->delta_relid));
+    Verdict verdict;
+    int64 correction;
+    bool told = apply_guarded(ev, records, snapshot, result->payload, result->len, &verdict, &correction);
+    free_evaluator(&ev);
+    if (!told || verdict == Verdict::Invalid) return;
+    if (kind == Kind::Count && correction != 0) {
+        ResultReader rd(result->payload, result->len);
+        *result = count_result(rd.count() + correction, result_ctx);
+    }
+    dep->generation = current;
+    dep->flags |= kDeltaStamp;
+}
+
+bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale) {
+    Shared &sh = shared_state();
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    bool carried = false, corrected = false, told = false, evaluated = false;
+    // As on a miss (compute.cpp): the analysis must be no older than the
+    // generations read, or the evaluation could be of another query. A
+    // catalog change received after them means: analyze again.
+    for (int analyses = 1; analyses <= kMaxCarryAnalyses; analyses++) {
+        AcceptInvalidationMessages();
+        uint64 invalidations_seen = SharedInvalidMessageCounter;
+        if (!same_search_path(call)) break;
+        Analysis a{};
+        PreparedQuery q = prepare_query(call, &a, invalidations_seen, false);
+        bool same_deps = a.ndeps == stale.ndeps;
+        for (uint32_t i = 0; same_deps && i < a.ndeps; i++) same_deps = a.deps[i].slot == stale.deps[i].slot;
+        if (!OidIsValid(a.delta_relid) || a.uncacheable != Uncacheable::No || !same_deps) {
+            SPI_finish();
+            break;
+        }
+        MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
+        uint64 *current = static_cast<uint64 *>(palloc(sizeof(uint64) * a.ndeps));
+        List *records = NIL;
+        Shape s;
+        bool complete = collect_records(stale.deps, stale.ndeps, a.delta_relid, current, &records) &&
+                        shape_of(prepared_query_tree(q.plan), call.kind, &s);
+        AcceptInvalidationMessages();
+        if (complete && SharedInvalidMessageCounter == invalidations_seen) {
+            Evaluator ev;
+            build_evaluator(&ev, s, call.kind, q.params, relation_descriptor(a.delta_relid));
+            Verdict verdict;
+            int64 correction;
+            told = apply_guarded(ev, records, nullptr, stale.payload, stale.payload_len, &verdict, &correction);
+            free_evaluator(&ev);
+            evaluated = true;
+            if (told && verdict == Verdict::Kept) {
+                Result r{stale.payload, stale.payload_len};
+                if (call.kind == Kind::Count) {
+                    ResultReader rd(stale.payload, stale.payload_len);
+                    r = count_result(rd.count() + correction, caller_ctx);
+                    corrected = correction != 0;
+                }
+                for (uint32_t i = 0; i < a.ndeps; i++) {
+                    a.deps[i].generation = current[i];
+                    a.deps[i].flags = stale.deps[i].flags;
+                }
+                carried = store_result(sh, stats_slot, key, a, r, nullptr);
+            }
+        }
+        MemoryContextSwitchTo(spi_ctx);
+        SPI_finish();
+        if (!complete || evaluated) break;
+    }
+
+    if (carried)
+        sh.stats.add(stats_slot, corrected ? kDeltaCorrected : kDeltaKept);
+    else {
+        sh.stats.add(stats_slot, kInvalidations);
+        if (!told) sh.stats.add(stats_slot, kDeltaFallbacks);
+    }
+    return carried;
+}
+
+}  // namespace pgmemo

@@ -1,0 +1,36 @@
+// Keeping entries by deltas: which queries qualify, and carrying an entry
+// past the rows committed since its stamp (docs/consistency.md, "Deltas").
+#pragma once
+
+#include "compute.hpp"
+#include "memoize.hpp"
+
+extern "C" {
+#include "utils/snapshot.h"
+}
+
+namespace pgmemo {
+
+// The table whose deltas can keep an entry of this query, or InvalidOid:
+// a selection over one plain table watched with deltas (a WHERE of
+// immutable expressions and parameters, any projection; for a list, ORDER
+// BY ... LIMIT ... OFFSET; for a count, also UNION ALL of such selections
+// of the same table). query is the analyzed statement (a count's wrapper).
+Oid delta_relation(Query *query, Kind kind);
+
+// After the computation, with the snapshot it ran with: marks the entry as
+// kept by deltas (kDeltaStamp) when its stamp provably matches what the
+// snapshot saw. Commits the snapshot saw that bumped the table's counter
+// after the stamp was read are found in the log by their transaction ids;
+// those it did not see are applied to the result. Otherwise the entry is
+// stored as before, invalidated by any write.
+void settle_with_deltas(Analysis *analysis, Query *query, Kind kind, ParamListInfo params, Snapshot snapshot,
+                        Result *result, MemoryContext result_ctx);
+
+// A stale entry kept by deltas (copied into stale): carries it forward past
+// the deltas committed since its stamp and stores it again, counted in
+// stats_slot. False if it cannot be (a write without a record, a change
+// that reaches the page): the caller recomputes.
+bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale);
+
+}  // namespace pgmemo

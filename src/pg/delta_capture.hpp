@@ -1,0 +1,32 @@
+// Delta capture: the rows each statement changed in a table watched with
+// deltas, kept for this transaction and published at its commit
+// (docs/consistency.md, "Deltas").
+#pragma once
+
+#include "pg_memo.hpp"
+
+extern "C" {
+#include "commands/trigger.h"
+}
+
+namespace pgmemo {
+
+// pg_memo_invalidate (BEFORE ... FOR EACH STATEMENT) fired for relid.
+void note_statement_start(Oid relid, uint32_t slot, TriggerEvent event);
+
+// Pre-commit, before the commit is announced: one record per table whose
+// every statement was captured, on a counter that nothing else marked
+// (coarse: the counters marked by anything but a row write).
+void reserve_delta_records(const SlotSetView &coarse);
+
+// After the commit is visible: bumps slot and publishes its record, under
+// the delta log's lock. False if slot has no record (bump it plainly).
+bool bump_with_delta_record(uint32_t slot);
+
+// The transaction ended: forget its rows.
+void forget_row_writes();
+
+// Registers the subtransaction callback; called from _PG_init.
+void register_delta_callbacks();
+
+}  // namespace pgmemo
