@@ -1,4 +1,5 @@
--- pg_memo 1.1: only the trigger memo.watch creates counts as watching a table.
+-- pg_memo 1.1: only the trigger memo.watch creates counts as watching a
+-- table; tables can be watched with deltas.
 \echo Use "ALTER EXTENSION pg_memo UPDATE TO '1.1'" to load this file. \quit
 
 -- In 1.0 any trigger named pg_memo_invalidate that called
@@ -23,10 +24,29 @@ COMMENT ON FUNCTION @extschema@.is_watch_trigger(oid) IS
 'True if the trigger is exactly the one memo.watch creates (its enabled state aside)';
 
 -------------------------------------------------------------------------------
--- memo.watch: a trigger of pg_memo's name that is not pg_memo's is replaced
+-- Deltas: the rows each statement changed, captured by AFTER statement
+-- triggers with transition tables (one per event: PostgreSQL allows
+-- transition tables on single-event triggers only), so that a write that
+-- cannot change a cached result leaves it alone and counts are corrected
+-- (docs/consistency.md, "Deltas").
 -------------------------------------------------------------------------------
 
-CREATE OR REPLACE FUNCTION @extschema@.watch(rel regclass)
+CREATE FUNCTION @extschema@.delta_trigger()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pg_memo_delta_trigger'
+LANGUAGE C PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.delta_trigger() IS
+'The function of the delta triggers memo.watch(rel, deltas => true) installs: keeps the rows a statement changed for the commit';
+
+-------------------------------------------------------------------------------
+-- memo.watch: a trigger of pg_memo's name that is not pg_memo's is replaced;
+-- deltas installs (or, false, removes) the delta triggers.
+-------------------------------------------------------------------------------
+
+DROP FUNCTION @extschema@.watch(regclass);
+
+CREATE FUNCTION @extschema@.watch(rel regclass, deltas boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog
@@ -82,6 +102,33 @@ BEGIN
         -- too. Re-watching also re-enables a disabled trigger.
         EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER pg_memo_invalidate', target::regclass);
 
+        -- The delta triggers, made anew each time (a trigger of their name
+        -- that a role with the TRIGGER privilege planted is replaced), or
+        -- removed. What a write captured is checked at its commit whatever
+        -- triggers there are (src/pg/delta_capture.cpp).
+        PERFORM @extschema@.drop_delta_triggers(target);
+        IF deltas THEN
+            IF (SELECT relkind FROM pg_class WHERE oid = target) <> 'r'
+               OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = target OR inhparent = target) THEN
+                RAISE EXCEPTION 'pg_memo keeps deltas only for tables without partitions or inheritance'
+                    USING ERRCODE = '0A000',
+                          DETAIL = format('%s is partitioned, a partition, or in an inheritance tree.', target::regclass),
+                          HINT = 'Watch it without deltas: memo.watch(rel).';
+            END IF;
+            EXECUTE format('CREATE TRIGGER pg_memo_delta_insert AFTER INSERT ON %s '
+                           'REFERENCING NEW TABLE AS pg_memo_new '
+                           'FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.delta_trigger()', target::regclass);
+            EXECUTE format('CREATE TRIGGER pg_memo_delta_update AFTER UPDATE ON %s '
+                           'REFERENCING OLD TABLE AS pg_memo_old NEW TABLE AS pg_memo_new '
+                           'FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.delta_trigger()', target::regclass);
+            EXECUTE format('CREATE TRIGGER pg_memo_delta_delete AFTER DELETE ON %s '
+                           'REFERENCING OLD TABLE AS pg_memo_old '
+                           'FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.delta_trigger()', target::regclass);
+            EXECUTE format('ALTER TABLE %1$s ENABLE ALWAYS TRIGGER pg_memo_delta_insert, '
+                           'ENABLE ALWAYS TRIGGER pg_memo_delta_update, '
+                           'ENABLE ALWAYS TRIGGER pg_memo_delta_delete', target::regclass);
+        END IF;
+
         -- Writes this transaction made before watching fired no trigger: it
         -- must not store results containing them.
         PERFORM @extschema@.invalidate(target);
@@ -89,8 +136,29 @@ BEGIN
 END;
 $$;
 
-COMMENT ON FUNCTION @extschema@.watch(regclass) IS
-'Installs the invalidation trigger on a table and its partitions, replacing any other trigger of its name; idempotent';
+COMMENT ON FUNCTION @extschema@.watch(regclass, boolean) IS
+'Installs the invalidation trigger on a table and its partitions, replacing any other trigger of its name, and with deltas the delta triggers; idempotent';
+
+-- The delta triggers of a table, and any trigger bearing their names.
+CREATE FUNCTION @extschema@.drop_delta_triggers(rel regclass)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    name text;
+BEGIN
+    FOR name IN SELECT t.tgname FROM pg_trigger t
+                 WHERE t.tgrelid = rel
+                   AND (t.tgname IN ('pg_memo_delta_insert', 'pg_memo_delta_update', 'pg_memo_delta_delete')
+                        OR t.tgfoid = '@extschema@.delta_trigger()'::regprocedure) LOOP
+        EXECUTE format('DROP TRIGGER %I ON %s', name, rel);
+    END LOOP;
+END;
+$$;
+
+COMMENT ON FUNCTION @extschema@.drop_delta_triggers(regclass) IS
+'Helper of memo.watch and memo.unwatch: drops a table''s delta triggers';
 
 -------------------------------------------------------------------------------
 -- memo.unwatch: drops pg_memo's trigger only
@@ -114,6 +182,7 @@ BEGIN
             -- Dropping the trigger invalidates the table's entries at commit.
             EXECUTE format('DROP TRIGGER pg_memo_invalidate ON %s', target::regclass);
         END IF;
+        PERFORM @extschema@.drop_delta_triggers(target);
     END LOOP;
 END;
 $$;
@@ -122,7 +191,8 @@ COMMENT ON FUNCTION @extschema@.unwatch(regclass) IS
 'Removes the invalidation trigger from a table and its partitions (only pg_memo''s own); idempotent';
 
 -------------------------------------------------------------------------------
--- memo.watched: pg_memo's triggers only (same columns, so grants stay)
+-- memo.watched: pg_memo's triggers only (1.0's columns first, so grants
+-- stay), and whether the table keeps deltas
 -------------------------------------------------------------------------------
 
 CREATE OR REPLACE VIEW @extschema@.watched AS
@@ -130,7 +200,10 @@ SELECT t.tgrelid::regclass AS table_name,
        @extschema@.generation(t.tgrelid) AS generation,
        t.tgenabled = 'A' AS triggers_enabled,
        CASE t.tgenabled WHEN 'A' THEN 'always' WHEN 'O' THEN 'origin'
-                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS trigger_mode
+                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS trigger_mode,
+       (SELECT count(*) = 3 FROM pg_catalog.pg_trigger d
+         WHERE d.tgrelid = t.tgrelid AND d.tgenabled = 'A'
+           AND d.tgfoid = '@extschema@.delta_trigger()'::pg_catalog.regprocedure) AS deltas
   FROM pg_catalog.pg_trigger t
  WHERE t.tgname = 'pg_memo_invalidate'
    AND t.tgfoid = '@extschema@.invalidation_trigger()'::pg_catalog.regprocedure
@@ -165,10 +238,12 @@ $$;
 -- The monitoring functions read shared memory and write nothing: PARALLEL
 -- SAFE. They take no argument, so STRICT meant nothing: CALLED ON NULL
 -- INPUT. From 1.1 on they are the library's versioned entry points (the
--- 1.0 ones stay in the library for databases not yet updated). The OUT
--- columns are the same as 1.0's, so the views over them stay, with their
--- grants.
-CREATE OR REPLACE FUNCTION @extschema@.stats(
+-- 1.0 ones stay in the library for databases not yet updated). memo.stats
+-- and memo.info gain columns at their end (deltas), so they and their views
+-- are made anew, with 1.0's grants; memo.flights keeps its columns.
+DROP VIEW @extschema@.stats;
+DROP FUNCTION @extschema@.stats();
+CREATE FUNCTION @extschema@.stats(
     OUT dbid oid,
     OUT cache_name text,
     OUT calls bigint,
@@ -190,10 +265,19 @@ CREATE OR REPLACE FUNCTION @extschema@.stats(
     OUT wait_timeouts bigint,
     OUT double_check_hits bigint,
     OUT flight_full bigint,
-    OUT stats_reset timestamptz)
+    OUT stats_reset timestamptz,
+    OUT delta_kept bigint,
+    OUT delta_corrected bigint,
+    OUT delta_fallbacks bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_memo_stats_1_1'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW @extschema@.stats AS
+SELECT d.datname, s.*
+  FROM @extschema@.stats() s
+  LEFT JOIN pg_catalog.pg_database d ON d.oid = s.dbid;
+GRANT SELECT ON @extschema@.stats TO PUBLIC;
 
 CREATE OR REPLACE FUNCTION @extschema@.flights(
     OUT dbid oid,
@@ -209,15 +293,23 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_memo_flights_1_1'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
 
-CREATE OR REPLACE FUNCTION @extschema@.info(
+DROP VIEW @extschema@.info;
+DROP FUNCTION @extschema@.info();
+CREATE FUNCTION @extschema@.info(
     OUT arena_bytes bigint,
     OUT used_bytes bigint,
     OUT free_bytes bigint,
     OUT entries bigint,
-    OUT evictions bigint)
+    OUT evictions bigint,
+    OUT delta_log_bytes bigint,
+    OUT delta_records bigint,
+    OUT delta_fallbacks bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_memo_info_1_1'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW @extschema@.info AS SELECT * FROM @extschema@.info();
+GRANT SELECT ON @extschema@.info TO PUBLIC;
 
 -- The memo functions store entries and statistics in shared memory, join
 -- flights and run their query: VOLATILE and PARALLEL UNSAFE, as in 1.0,
@@ -229,7 +321,7 @@ ALTER FUNCTION @extschema@.count(text, text, text[]) VOLATILE PARALLEL UNSAFE;
 -- Watching runs DDL; invalidating and the trigger register work for the
 -- transaction's commit; the resets write shared memory (and take no
 -- argument: CALLED ON NULL INPUT).
-ALTER FUNCTION @extschema@.watch(regclass) PARALLEL UNSAFE;
+ALTER FUNCTION @extschema@.drop_delta_triggers(regclass) PARALLEL UNSAFE;
 ALTER FUNCTION @extschema@.unwatch(regclass) PARALLEL UNSAFE;
 ALTER FUNCTION @extschema@.invalidate(regclass) PARALLEL UNSAFE;
 ALTER FUNCTION @extschema@.invalidation_trigger() PARALLEL UNSAFE;
@@ -254,7 +346,7 @@ COMMENT ON FUNCTION @extschema@.stats() IS
 COMMENT ON FUNCTION @extschema@.flights() IS
 'Computations in progress, their leader and waiters; the source of memo.flights';
 COMMENT ON FUNCTION @extschema@.info() IS
-'The shared arena: its size, bytes used and free, entries, evictions; the source of memo.info';
+'The shared arena: its size, bytes used and free, entries, evictions; the delta log; the source of memo.info';
 COMMENT ON FUNCTION @extschema@.reset() IS
 'Removes every entry of every database; returns how many (superuser unless granted)';
 COMMENT ON FUNCTION @extschema@.reset_stats() IS
@@ -265,6 +357,6 @@ COMMENT ON VIEW @extschema@.stats IS
 COMMENT ON VIEW @extschema@.flights IS
 'pg_memo computations in progress (query and parameters shown to their own role and pg_read_all_stats)';
 COMMENT ON VIEW @extschema@.info IS
-'pg_memo''s shared arena: size, bytes used and free, entries, evictions';
+'pg_memo''s shared arena (size, bytes used and free, entries, evictions) and delta log (size, records written, commits of watched rows that fell back to table-level invalidation)';
 COMMENT ON VIEW @extschema@.watched IS
 'Tables of this database that have pg_memo''s trigger, their generation and whether the trigger is enabled ALWAYS';

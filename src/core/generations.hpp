@@ -37,9 +37,20 @@ enum class GenerationKind : uint32_t {
 // One dependency of a cache entry: which counter, and its value when read.
 struct DepStamp {
     uint32_t slot;
-    uint32_t reserved;
+    uint32_t flags;  // kDeltaStamp: see below
     uint64_t generation;
 };
+
+// On the dependency of an entry kept by deltas (docs/consistency.md,
+// "Deltas"): its result is exactly the table's committed rows as of this
+// stamp, so the deltas after it can carry the entry forward.
+constexpr uint32_t kDeltaStamp = 1;
+
+inline bool kept_by_deltas(const DepStamp *deps, uint32_t ndeps) noexcept {
+    for (uint32_t i = 0; i < ndeps; i++)
+        if (deps[i].flags & kDeltaStamp) return true;
+    return false;
+}
 
 class Generations {
 public:
@@ -57,6 +68,8 @@ public:
 
     uint64_t read(uint32_t slot) const noexcept { return counters_[slot].load(std::memory_order_seq_cst); }
     void bump(uint32_t slot) noexcept { counters_[slot].fetch_add(1, std::memory_order_seq_cst); }
+    // The bump, returning the value it produced.
+    uint64_t bump_to(uint32_t slot) noexcept { return counters_[slot].fetch_add(1, std::memory_order_seq_cst) + 1; }
 
     // Before the commit is visible, and after its bump (or its abort).
     void begin_commit(uint32_t slot) noexcept { pending_[slot].fetch_add(1, std::memory_order_seq_cst); }

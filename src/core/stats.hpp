@@ -33,6 +33,9 @@ enum Counter : int {
     kFlightFull,       // misses computed without a flight: the table was full
     kEntries,          // gauge: entries now stored
     kBytes,            // gauge: arena bytes those entries use
+    kDeltaKept,        // entries carried past deltas that could not change them
+    kDeltaCorrected,   // counts carried past deltas by correcting them
+    kDeltaFallbacks,   // entries kept by deltas that had to be recomputed: the log could not say
     kCounterCount
 };
 

@@ -142,8 +142,16 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
         if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0) continue;
         Generations::StampState stamps = gens_.check(e->deps(), e->ndeps);
         if (stamps == Generations::StampState::Stale) {
+            // An entry kept by deltas may only need carrying forward: the
+            // caller that tries counts what becomes of it.
+            bool kept = kept_by_deltas(e->deps(), e->ndeps);
+            if (kept &&
+                sink.accept_stale(e->deps(), e->ndeps, e->meta(), e->meta_len, e->payload(), e->payload_len)) {
+                status = LookupStatus::StaleKept;
+                break;
+            }
             uint8_t expected = 0;
-            if (e->invalidation_counted.compare_exchange_strong(expected, 1))
+            if (!kept && e->invalidation_counted.compare_exchange_strong(expected, 1))
                 stats_.add(e->stats_slot, kInvalidations);
             status = LookupStatus::Stale;
         } else if (stamps == Generations::StampState::CommitPending) {

@@ -78,6 +78,13 @@ public:
     virtual bool accept(const char *meta, uint32_t meta_len, const char *payload,
                         uint32_t payload_len) noexcept = 0;
 
+    // A stale entry kept by deltas (kDeltaStamp): what carrying it forward
+    // needs. Same rules as accept; by default not wanted.
+    virtual bool accept_stale(const DepStamp *, uint32_t, const char *, uint32_t, const char *,
+                              uint32_t) noexcept {
+        return false;
+    }
+
 protected:
     // Not virtual and trivial: a sink may live in a frame that a PostgreSQL
     // ERROR longjmps over, and it is never deleted through this base.
@@ -87,6 +94,7 @@ protected:
 enum class LookupStatus {
     Miss,       // no entry under this key, or one a commit in progress hides
     Stale,      // an entry, but a dependency's generation moved on
+    StaleKept,  // the same, for an entry kept by deltas: the sink has a copy (accept_stale)
     OwnWrites,  // an entry, but this transaction wrote one of its dependencies
     Hit,        // the sink received a current entry
     SinkFailed  // the sink could not take it (out of local memory)

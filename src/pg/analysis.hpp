@@ -21,6 +21,7 @@ struct Analysis {
     char *meta;  // privilege checks for hits (privileges.hpp)
     uint32_t meta_len;
     Uncacheable uncacheable;
+    Oid delta_relid;  // the table deltas can keep an entry for, or InvalidOid (delta_apply.hpp)
 };
 
 // Checks that query is one cacheable SELECT over watched tables (ERROR if

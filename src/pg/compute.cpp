@@ -32,10 +32,12 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
+#include "utils/snapmgr.h"
 }
 
 #include "analysis.hpp"
 #include "catalog_changes.hpp"
+#include "delta_apply.hpp"
 #include "invalidation.hpp"
 #include "result_format.hpp"
 #include "statement_cache.hpp"
@@ -43,30 +45,6 @@ extern "C" {
 namespace pgmemo {
 
 namespace {
-
-// A commit in progress is about to become visible: it is flushing its WAL,
-// or waiting for a synchronous standby. A result computed before it lands is
-// stale at once, and every caller computes again. Waiting lets the
-// generations read next, and the snapshot taken after them, include it.
-void wait_for_commits_in_progress(const Analysis &analysis) {
-    Generations &gens = shared_state().gens;
-    if (guc_commit_wait_ms <= 0 || !gens.any_commit_pending(analysis.deps, analysis.ndeps)) return;
-    instr_time start;
-    INSTR_TIME_SET_CURRENT(start);
-    do {
-        instr_time waited;
-        INSTR_TIME_SET_CURRENT(waited);
-        INSTR_TIME_SUBTRACT(waited, start);
-        long remaining = guc_commit_wait_ms - long(INSTR_TIME_GET_MILLISEC(waited));
-        if (remaining <= 0) return;
-        // The committer signals no one (its bump must stay cheap): poll
-        // every millisecond, interruptibly.
-        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Min(remaining, 1L),
-                        PG_WAIT_EXTENSION);
-        ResetLatch(MyLatch);
-        CHECK_FOR_INTERRUPTS();
-    } while (gens.any_commit_pending(analysis.deps, analysis.ndeps));
-}
 
 void read_generations(Analysis *analysis) {
     Generations &gens = shared_state().gens;
@@ -170,13 +148,6 @@ bool storable(const Analysis &analysis, bool bypass) {
            !own_writes().intersects(analysis.deps, analysis.ndeps);
 }
 
-// The query parsed, analyzed and with its parameters bound, inside an SPI
-// connection.
-struct PreparedQuery {
-    SPIPlanPtr plan;
-    ParamListInfo params;
-};
-
 // The statement's analysis, copied into the caller's memory: the entry
 // stores it, and its generations are filled in per call.
 void copy_analysis(const Analysis &from, Analysis *to) {
@@ -235,11 +206,14 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
     stop_schema_lookups();
     auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
-    analyze_query(linitial_node(Query, source->query_list), sql, call.search_path, call.search_path_len,
-                  analysis);
+    Query *query = linitial_node(Query, source->query_list);
+    analyze_query(query, sql, call.search_path, call.search_path_len, analysis);
+    analysis->delta_relid = delta_relation(query, call.kind);
     MemoryContextSwitchTo(spi_ctx);
     return plan;
 }
+
+}  // namespace
 
 // Connects to SPI and binds the call's parameters to its statement: the one
 // this backend kept for the text, if no catalog change arrived since its
@@ -271,6 +245,58 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
     return PreparedQuery{plan, params};
 }
 
+// A commit in progress is about to become visible: it is flushing its WAL,
+// or waiting for a synchronous standby. A result computed before it lands is
+// stale at once, and every caller computes again. Waiting lets the
+// generations read next, and the snapshot taken after them, include it.
+void wait_for_commits_in_progress(const DepStamp *deps, uint32_t ndeps) {
+    Generations &gens = shared_state().gens;
+    if (guc_commit_wait_ms <= 0 || !gens.any_commit_pending(deps, ndeps)) return;
+    instr_time start;
+    INSTR_TIME_SET_CURRENT(start);
+    do {
+        instr_time waited;
+        INSTR_TIME_SET_CURRENT(waited);
+        INSTR_TIME_SUBTRACT(waited, start);
+        long remaining = guc_commit_wait_ms - long(INSTR_TIME_GET_MILLISEC(waited));
+        if (remaining <= 0) return;
+        // The committer signals no one (its bump must stay cheap): poll
+        // every millisecond, interruptibly.
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Min(remaining, 1L),
+                        PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    } while (gens.any_commit_pending(deps, ndeps));
+}
+
+Query *prepared_query_tree(SPIPlanPtr plan) {
+    auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
+    return linitial_node(Query, source->query_list);
+}
+
+namespace {
+
+// Runs the plan with a new snapshot (volatile SPI: never the caller's), or
+// with the one given, whose command id SPI advances as it would its own.
+int execute(const PreparedQuery &q, Snapshot snapshot) {
+    if (snapshot == InvalidSnapshot) {
+        SPIExecuteOptions options;
+        memset(&options, 0, sizeof options);
+        options.params = q.params;
+        options.read_only = false;
+        return SPI_execute_plan_extended(q.plan, &options);
+    }
+    int n = q.params ? q.params->numParams : 0;
+    Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (n ? n : 1)));
+    char *nulls = static_cast<char *>(palloc(n + 1));
+    for (int i = 0; i < n; i++) {
+        values[i] = q.params->params[i].value;
+        nulls[i] = q.params->params[i].isnull ? 'n' : ' ';
+    }
+    nulls[n] = '\0';
+    return SPI_execute_snapshot(q.plan, values, nulls, snapshot, InvalidSnapshot, false, false, 0);
+}
+
 // Analyses of one computation, at most, while catalog changes keep arriving.
 constexpr int kMaxAnalyses = 3;
 
@@ -297,7 +323,7 @@ Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_
         // lands: wait for it (on the first analysis only). What it changed
         // in the catalogs shows below, as invalidations.
         if (analyses == 1 && wait_for_commits && storable(*analysis, bypass))
-            wait_for_commits_in_progress(*analysis);
+            wait_for_commits_in_progress(analysis->deps, analysis->ndeps);
 
         // The order is the protocol: generations first, snapshot second. A
         // commit in between leaves this entry born stale, never stale forever.
@@ -311,18 +337,25 @@ Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_
             analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
         }
 
-        SPIExecuteOptions options;
-        memset(&options, 0, sizeof options);
-        options.params = q.params;
-        options.read_only = false;  // volatile: a new snapshot, not the caller's
-        int rc = SPI_execute_plan_extended(q.plan, &options);
+        // A result deltas may keep must know its snapshot: which commits it
+        // contains (delta_apply.cpp). The same new snapshot either way.
+        bool keep_by_deltas = OidIsValid(analysis->delta_relid) && storable(*analysis, bypass);
+        Snapshot snapshot = keep_by_deltas ? RegisterSnapshot(GetTransactionSnapshot()) : InvalidSnapshot;
+        int rc = execute(q, snapshot);
         if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
 
         Result r = encode_spi_result(call.kind, caller_ctx);
+        if (keep_by_deltas) {
+            settle_with_deltas(analysis, prepared_query_tree(q.plan), call.kind, q.params, snapshot, &r,
+                               caller_ctx);
+            UnregisterSnapshot(snapshot);
+        }
         SPI_finish();
         return r;
     }
 }
+
+}  // namespace
 
 bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
                   uint64_t *pinned) {
@@ -345,9 +378,6 @@ bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis 
     sh.stats.add(slot, kTooLarge);
     return false;
 }
-
-
-}  // namespace
 
 Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bool bypass, uint64_t *pinned,
                          bool wait_for_commits) {

@@ -1,7 +1,12 @@
 // The miss path: a call computed from the tables, and stored when allowed.
 #pragma once
 
+#include "analysis.hpp"
 #include "call.hpp"
+
+extern "C" {
+#include "executor/spi.h"
+}
 
 namespace pgmemo {
 
@@ -18,6 +23,30 @@ struct Result {
 // call has already waited for them, through the flights it joined).
 // The order that makes the stored entry correct is stated and kept in
 // compute.cpp.
+// The query parsed, analyzed and with its parameters bound, inside an SPI
+// connection (the caller ends it with SPI_finish).
+struct PreparedQuery {
+    SPIPlanPtr plan;
+    ParamListInfo params;
+};
+
+// Connects to SPI and prepares the call's statement: the one this backend
+// kept for its text if no catalog change arrived since its analysis
+// (invalidations_seen), or a new one. Fills analysis (generations not read).
+PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalidations_seen, bool path_moved);
+
+// Waits (interruptibly, at most pg_memo.commit_wait_timeout) while a commit
+// is announced on any of deps' counters.
+void wait_for_commits_in_progress(const DepStamp *deps, uint32_t ndeps);
+
+// The analyzed query of a prepared statement (for a count, the wrapper
+// around the caller's text).
+Query *prepared_query_tree(SPIPlanPtr plan);
+
+// Stores r under key with analysis's dependencies; counts a refusal.
+bool store_result(Shared &sh, uint32_t stats_slot, const Encoded &key, const Analysis &a, const Result &r,
+                  uint64_t *pinned);
+
 Result compute_and_store(const Call &call, const Encoded &key, uint32_t stats_slot, bool bypass,
                          uint64_t *pinned, bool wait_for_commits = true);
 

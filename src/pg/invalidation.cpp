@@ -20,6 +20,11 @@
 //     reader that sees a bumped counter also receives the invalidations of
 //     the commit that bumped it. It only does atomic increments.
 //   - Abort forgets the marks: rolled-back writes never happened.
+//   - A table watched with deltas also has its changed rows captured
+//     (delta_capture.cpp): its counter is then bumped together with a
+//     record of them, so that readers can carry entries forward. Any mark
+//     but the trigger's (DDL, memo.invalidate, apply) is "coarse": its
+//     counter gets no record.
 #include "invalidation.hpp"
 
 extern "C" {
@@ -35,6 +40,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 }
 
 #include "catalog_changes.hpp"
+#include "delta_capture.hpp"
 #include "memoize.hpp"
 
 namespace pgmemo {
@@ -47,6 +53,12 @@ uint32_t *written_slots = nullptr;
 uint32_t written_count = 0;
 uint32_t written_capacity = 0;
 uint64_t written_filter = 0;
+// The counters marked by anything but a watched table's trigger: bumped
+// without a delta record.
+uint32_t *coarse_slots = nullptr;
+uint32_t coarse_count = 0;
+uint32_t coarse_capacity = 0;
+uint64_t coarse_filter = 0;
 bool wrote_watched_rows = false;  // a watched table's trigger fired
 bool purge_after_commit = false;  // it dropped relations: free their entries
 uint32_t pending_count = 0;       // written_slots[0..n) whose commit is announced
@@ -71,6 +83,9 @@ void end_commit() {
 void forget_transaction() {
     written_count = 0;
     written_filter = 0;
+    coarse_count = 0;
+    coarse_filter = 0;
+    forget_row_writes();
     wrote_watched_rows = false;
     purge_after_commit = false;
     forget_catalog_changes();
@@ -103,7 +118,8 @@ void refuse_prepare(const char *message) {
 void publish_commit() {
     if (written_count > 0) {
         Shared &sh = shared_state();
-        for (uint32_t i = 0; i < written_count; i++) sh.gens.bump(written_slots[i]);
+        for (uint32_t i = 0; i < written_count; i++)
+            if (!bump_with_delta_record(written_slots[i])) sh.gens.bump(written_slots[i]);
         end_commit();
         // A dropped table's entries can never be hit again: give
         // their memory back now rather than when eviction finds them.
@@ -117,6 +133,9 @@ void memo_xact_callback(XactEvent event, void *) {
         case XACT_EVENT_PRE_COMMIT:
             purge_after_commit = mark_catalog_changes(false).dropped_relations;
             mark_subscription_relations();
+            // The records are filled before the commit is announced: the
+            // commit then only bumps and links them.
+            reserve_delta_records(SlotSetView{coarse_slots, coarse_count, coarse_filter});
             if (written_count > 0) begin_commit();
             break;
         case XACT_EVENT_PRE_PREPARE: {
@@ -167,14 +186,27 @@ uint32_t relation_slot(Oid relid) {
 
 SlotSetView own_writes() { return SlotSetView{written_slots, written_count, written_filter}; }
 
-void mark_written(uint32_t slot) {
+namespace {
+
+void add_to_written_set(uint32_t slot) {
     if (own_writes().contains(slot)) return;
     append_kept(&written_slots, &written_count, &written_capacity, slot);
     written_filter |= SlotSetView::filter_bit(slot);
 }
 
-void mark_rows_written(Oid relid) {
-    mark_written(relation_slot(relid));
+}  // namespace
+
+void mark_written(uint32_t slot) {
+    add_to_written_set(slot);
+    if (SlotSetView{coarse_slots, coarse_count, coarse_filter}.contains(slot)) return;
+    append_kept(&coarse_slots, &coarse_count, &coarse_capacity, slot);
+    coarse_filter |= SlotSetView::filter_bit(slot);
+}
+
+void mark_rows_written(Oid relid, TriggerEvent event) {
+    uint32_t slot = relation_slot(relid);
+    add_to_written_set(slot);
+    note_statement_start(relid, slot, event);
     wrote_watched_rows = true;
 }
 
@@ -190,6 +222,7 @@ void register_invalidation_callbacks() {
     RegisterXactCallback(memo_xact_callback, nullptr);
     RegisterResourceReleaseCallback(memo_resource_release, nullptr);
     register_catalog_hooks();
+    register_delta_callbacks();
 }
 
 }  // namespace pgmemo
@@ -200,7 +233,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS) {
                         errmsg("memo.invalidation_trigger() must be called as a trigger")));
     TriggerData *trigdata = reinterpret_cast<TriggerData *>(fcinfo->context);
     pgmemo::shared_state();  // fail here, where aborting is still clean
-    pgmemo::mark_rows_written(RelationGetRelid(trigdata->tg_relation));
+    pgmemo::mark_rows_written(RelationGetRelid(trigdata->tg_relation), trigdata->tg_event);
     // A statement trigger: the result is ignored.
     return PointerGetDatum(nullptr);
 }

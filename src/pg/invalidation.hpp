@@ -4,6 +4,10 @@
 
 #include "pg_memo.hpp"
 
+extern "C" {
+#include "commands/trigger.h"
+}
+
 namespace pgmemo {
 
 // Registers the transaction callbacks; called from _PG_init.
@@ -16,8 +20,10 @@ SlotSetView own_writes();
 // transaction bypasses entries that depend on it until then.
 void mark_written(uint32_t slot);
 
-// A watched table's trigger fired: its rows are being written.
-void mark_rows_written(Oid relid);
+// A watched table's trigger fired: its rows are being written. Unlike
+// mark_written, this leaves the counter free to be bumped with a delta
+// record (delta_capture.hpp).
+void mark_rows_written(Oid relid, TriggerEvent event);
 
 uint32_t relation_slot(Oid relid);
 

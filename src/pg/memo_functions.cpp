@@ -24,6 +24,7 @@ Datum pg_memo_list_as(PG_FUNCTION_ARGS);
 Datum pg_memo_count(PG_FUNCTION_ARGS);
 }
 
+#include "delta_apply.hpp"
 #include "result_format.hpp"
 
 namespace pgmemo {
@@ -48,7 +49,14 @@ Result memoize(const Call &call) {
 
     if (!bypass) {
         CopyOutSink sink;
+        sink.want_stale = true;
         LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
+        // An entry kept by deltas that only needs carrying forward: carried,
+        // stored and looked up again (privileges, commits in progress).
+        if (status == LookupStatus::StaleKept && carry_forward(call, key, slot, sink)) {
+            sink.want_stale = false;
+            status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
+        }
         if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
             sh.stats.add(slot, kHits);
             return Result{sink.payload, sink.payload_len};
@@ -62,6 +70,8 @@ Result memoize(const Call &call) {
     return compute_and_store(call, key, slot, bypass, nullptr);
 }
 
+}  // namespace
+
 TupleDesc stored_descriptor(const ResultReader &rd) {
     TupleDesc desc = CreateTemplateTupleDesc(int(rd.ncolumns()));
     for (uint32_t i = 0; i < rd.ncolumns(); i++)
@@ -69,6 +79,8 @@ TupleDesc stored_descriptor(const ResultReader &rd) {
                            rd.columns()[i].typmod, 0);
     return desc;
 }
+
+namespace {
 
 // The stored rows have the query's own shape; they can be handed over as
 // they are when the caller's row type has the same column types.

@@ -7,6 +7,7 @@
 #include "compute.hpp"
 #include "invalidation.hpp"
 #include "privileges.hpp"
+#include "result_format.hpp"
 
 namespace pgmemo {
 
@@ -31,8 +32,27 @@ public:
         meta_len = ml;
         return true;
     }
+
+    // With want_stale, a stale entry kept by deltas is copied too, with its
+    // dependencies, for carry_forward (delta_apply.hpp).
+    bool want_stale = false;
+    DepStamp *deps = nullptr;
+    uint32_t ndeps = 0;
+
+    bool accept_stale(const DepStamp *d, uint32_t nd, const char *m, uint32_t ml, const char *p,
+                      uint32_t pl) noexcept override {
+        if (!want_stale) return false;
+        deps = static_cast<DepStamp *>(palloc_extended(sizeof(DepStamp) * nd, MCXT_ALLOC_NO_OOM));
+        if (!deps || !accept(m, ml, p, pl)) return false;
+        memcpy(deps, d, sizeof(DepStamp) * nd);
+        ndeps = nd;
+        return true;
+    }
 };
 
+
+// The column types of a stored row result, as a descriptor.
+TupleDesc stored_descriptor(const ResultReader &rd);
 
 // The miss path with singleflight: lead or join the key's flight.
 Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_slot);

@@ -14,6 +14,8 @@ int guc_max_flights = 1024;
 bool guc_singleflight = true;
 int guc_wait_timeout_ms = 10000;
 int guc_commit_wait_ms = 100;
+int guc_max_delta_rows = 1000;
+int guc_delta_log_size_kb = 8 * 1024;
 
 void define_settings() {
     DefineCustomIntVariable("pg_memo.cache_size", "Size of the shared arena that holds cached results.",
@@ -48,6 +50,18 @@ void define_settings() {
         "Waiting lets the result include that commit, so that the commit does not make it stale "
         "at once; 0 computes without waiting.",
         &guc_commit_wait_ms, 100, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.max_delta_rows",
+        "Most rows one statement may change in a table watched with deltas and still keep them.",
+        "A statement that changes more invalidates the table's entries at commit, as a table "
+        "watched without deltas does (counted in memo.info as delta_fallbacks).",
+        &guc_max_delta_rows, 1000, 0, 1000000, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.delta_log_size", "Size of the shared ring that keeps committed deltas for readers.",
+        "A transaction's rows of one table may take a quarter of it at most; older deltas are "
+        "overwritten, and an entry that needs an overwritten one is recomputed.",
+        &guc_delta_log_size_kb, 8 * 1024, 64, MAX_KILOBYTES, PGC_POSTMASTER, GUC_UNIT_KB, nullptr, nullptr,
+        nullptr);
     MarkGUCPrefixReserved("pg_memo");
 }
 

@@ -11,6 +11,8 @@ extern int guc_max_flights;         // pg_memo.max_flights
 extern bool guc_singleflight;       // pg_memo.singleflight
 extern int guc_wait_timeout_ms;     // pg_memo.wait_timeout
 extern int guc_commit_wait_ms;      // pg_memo.commit_wait_timeout
+extern int guc_max_delta_rows;      // pg_memo.max_delta_rows
+extern int guc_delta_log_size_kb;   // pg_memo.delta_log_size
 
 // Defines them; called from _PG_init.
 void define_settings();

@@ -1,11 +1,12 @@
 // The shared state: one region, "pg_memo", laid out as
 //   [Generations counters][StatsTable slots][FlightTable slots]
-//   [Store: header, buckets, arena]
+//   [Store: header, buckets, arena][DeltaLog: chain heads, ring]
 // plus the named LWLock tranche "pg_memo":
 //   locks[0 .. kPartitions-1]  index partitions (see src/core/store.hpp)
 //   locks[kPartitions]         the arena allocator
 //   locks[kPartitions + 1]     the flight table (see src/core/flight.hpp):
 //                              every field of every flight slot
+//   locks[kPartitions + 2]     the delta log (see src/core/delta_log.hpp)
 // The locking protocol itself is documented in src/core/store.hpp and
 // docs/architecture.md.
 #include "pg_memo.hpp"
@@ -27,7 +28,8 @@ namespace {
 constexpr uint32_t kPartitions = 64;
 constexpr uint32_t kAllocatorLock = kPartitions;
 constexpr uint32_t kFlightLock = kPartitions + 1;
-constexpr uint32_t kLockCount = kPartitions + 2;
+constexpr uint32_t kDeltaLock = kPartitions + 2;
+constexpr uint32_t kLockCount = kPartitions + 3;
 constexpr const char *kTrancheName = "pg_memo";
 
 shmem_request_hook_type prev_shmem_request_hook = nullptr;
@@ -43,6 +45,7 @@ public:
     void lock_allocator() noexcept override { LWLockAcquire(&locks_[kAllocatorLock].lock, LW_EXCLUSIVE); }
     void unlock_allocator() noexcept override { LWLockRelease(&locks_[kAllocatorLock].lock); }
     LWLock *flight_lock() { return &locks_[kFlightLock].lock; }
+    LWLock *delta_lock() { return &locks_[kDeltaLock].lock; }
 
 private:
     LWLockPadded *locks_ = nullptr;
@@ -63,7 +66,8 @@ size_t region_size() {
     size_t size = Generations::shared_size();
     size = add_size(size, StatsTable::shared_size(guc_max_cache_names));
     size = add_size(size, FlightTable::shared_size(guc_max_flights));
-    return add_size(size, Store::shared_size(store_config()));
+    size = add_size(size, Store::shared_size(store_config()));
+    return add_size(size, DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024));
 }
 
 void memo_shmem_request() {
@@ -83,6 +87,7 @@ void memo_shmem_startup() {
     char *flights_mem = stats_mem + StatsTable::shared_size(guc_max_cache_names);
     char *store_mem = flights_mem + FlightTable::shared_size(guc_max_flights);
     StoreConfig cfg = store_config();
+    char *deltas_mem = store_mem + Store::shared_size(cfg);
 
     if (!found) {
         Generations::initialize(gens_mem);
@@ -90,6 +95,7 @@ void memo_shmem_startup() {
         FlightTable flights = FlightTable::initialize(flights_mem, guc_max_flights);
         for (uint32_t i = 0; i < flights.size(); i++)
             ConditionVariableInit(reinterpret_cast<ConditionVariable *>(flights.slot(int32_t(i)).wait_handle));
+        DeltaLog::initialize(deltas_mem, uint64_t(guc_delta_log_size_kb) * 1024);
         if (!Store::initialize(store_mem, cfg)) {
             LWLockRelease(AddinShmemInitLock);
             ereport(FATAL, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
@@ -101,7 +107,7 @@ void memo_shmem_startup() {
         Shared{Generations::attach(gens_mem), StatsTable::attach(stats_mem, guc_max_cache_names),
                Store(store_mem, Generations::attach(gens_mem),
                      StatsTable::attach(stats_mem, guc_max_cache_names), &store_locks),
-               FlightTable::attach(flights_mem, guc_max_flights)};
+               FlightTable::attach(flights_mem, guc_max_flights), DeltaLog::attach(deltas_mem)};
     LWLockRelease(AddinShmemInitLock);
 }
 
@@ -118,6 +124,8 @@ LocalSlot local_slots[kLocalSlots];
 }  // namespace
 
 LWLock *flight_lock() { return store_locks.flight_lock(); }
+
+LWLock *delta_lock() { return store_locks.delta_lock(); }
 
 Shared &shared_state() {
     if (!attached)

@@ -2,6 +2,7 @@
 // attached in every backend (layout and locks in shared_state.cpp).
 #pragma once
 
+#include "delta_log.hpp"
 #include "flight.hpp"
 #include "generations.hpp"
 #include "stats.hpp"
@@ -15,6 +16,7 @@ struct Shared {
     StatsTable stats;
     Store store;
     FlightTable flights;
+    DeltaLog deltas;
 };
 
 // Raises 55000 unless pg_memo is in shared_preload_libraries.
@@ -22,6 +24,9 @@ Shared &shared_state();
 
 // The lock of the flight table (see src/pg/flights.cpp).
 LWLock *flight_lock();
+
+// The lock of the delta log (see src/core/delta_log.hpp).
+LWLock *delta_lock();
 
 // Stats slot for a cache name in the current database (per-backend memo of
 // the shared table). Raises 22023 for names that are empty or too long.

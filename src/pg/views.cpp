@@ -21,7 +21,10 @@ Datum pg_memo_flights(PG_FUNCTION_ARGS);
 
 namespace {
 
-constexpr int kStatsColumns = 22;
+constexpr int kStatsColumns_1_0 = 22;
+constexpr int kStatsColumns = 25;  // 1.1: delta_kept, delta_corrected, delta_fallbacks
+constexpr int kInfoColumns_1_0 = 5;
+constexpr int kInfoColumns = 8;  // 1.1: delta_log_bytes, delta_records, delta_fallbacks
 
 double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
 
@@ -32,7 +35,10 @@ bool reads_all_stats() { return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_
 
 }  // namespace
 
-Datum pg_memo_stats(PG_FUNCTION_ARGS) {
+namespace {
+
+// Fills memo.stats: 1.0's columns, and with ncolumns = kStatsColumns 1.1's.
+Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
     using namespace pgmemo;
     StatsTable &stats = shared_state().stats;
     InitMaterializedSRF(fcinfo, 0);
@@ -68,11 +74,39 @@ Datum pg_memo_stats(PG_FUNCTION_ARGS) {
         for (Counter k : {kTakeovers, kWaitTimeouts, kDoubleCheckHits, kFlightFull})
             values[c++] = Int64GetDatum(int64(stats.get(i, k)));
         values[c++] = TimestampTzGetDatum(s.stats_reset.load());
-        Assert(c == kStatsColumns);
+        if (ncolumns == kStatsColumns)
+            for (Counter k : {kDeltaKept, kDeltaCorrected, kDeltaFallbacks})
+                values[c++] = Int64GetDatum(int64(stats.get(i, k)));
+        Assert(c == ncolumns);
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     return (Datum)0;
 }
+
+Datum fill_info(FunctionCallInfo fcinfo, int ncolumns) {
+    using namespace pgmemo;
+    Shared &sh = shared_state();
+    StoreInfo info = sh.store.info();
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "memo.info must return a record");
+    LWLockAcquire(delta_lock(), LW_SHARED);
+    uint64_t records = sh.deltas.records_written();
+    LWLockRelease(delta_lock());
+    Datum values[kInfoColumns] = {Int64GetDatum(int64(info.arena_bytes)), Int64GetDatum(int64(info.used_bytes)),
+                                  Int64GetDatum(int64(info.free_bytes)),  Int64GetDatum(int64(info.entries)),
+                                  Int64GetDatum(int64(info.evictions)),
+                                  Int64GetDatum(int64(guc_delta_log_size_kb) * 1024),
+                                  Int64GetDatum(int64(records)),
+                                  Int64GetDatum(int64(sh.deltas.fallbacks()))};
+    bool nulls[kInfoColumns] = {false};
+    (void)ncolumns;  // heap_form_tuple takes desc's first natts values
+    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+}  // namespace
+
+Datum pg_memo_stats(PG_FUNCTION_ARGS) { return fill_stats(fcinfo, kStatsColumns_1_0); }
 
 namespace {
 
@@ -148,17 +182,7 @@ Datum pg_memo_flights(PG_FUNCTION_ARGS) {
     return (Datum)0;
 }
 
-Datum pg_memo_info(PG_FUNCTION_ARGS) {
-    pgmemo::StoreInfo info = pgmemo::shared_state().store.info();
-    TupleDesc desc;
-    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-        elog(ERROR, "memo.info must return a record");
-    Datum values[5] = {Int64GetDatum(int64(info.arena_bytes)), Int64GetDatum(int64(info.used_bytes)),
-                       Int64GetDatum(int64(info.free_bytes)), Int64GetDatum(int64(info.entries)),
-                       Int64GetDatum(int64(info.evictions))};
-    bool nulls[5] = {false};
-    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
-}
+Datum pg_memo_info(PG_FUNCTION_ARGS) { return fill_info(fcinfo, kInfoColumns_1_0); }
 
 // ---- versioned entry points -------------------------------------------------
 // The SQL definitions name a C symbol per extension version, as
@@ -178,7 +202,6 @@ Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS);
 
 namespace {
 
-constexpr int kInfoColumns = 5;
 constexpr int kFlightsColumns = 9;
 
 void check_result_columns(FunctionCallInfo fcinfo, int expected) {
@@ -195,12 +218,12 @@ void check_result_columns(FunctionCallInfo fcinfo, int expected) {
 
 Datum pg_memo_stats_1_1(PG_FUNCTION_ARGS) {
     check_result_columns(fcinfo, kStatsColumns);
-    return pg_memo_stats(fcinfo);
+    return fill_stats(fcinfo, kStatsColumns);
 }
 
 Datum pg_memo_info_1_1(PG_FUNCTION_ARGS) {
     check_result_columns(fcinfo, kInfoColumns);
-    return pg_memo_info(fcinfo);
+    return fill_info(fcinfo, kInfoColumns);
 }
 
 Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS) {

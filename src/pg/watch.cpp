@@ -28,12 +28,14 @@ constexpr const char *kTriggerName = "pg_memo_invalidate";
 // schema is always memo. Looked up without privilege checks: it runs for
 // any role that drops any trigger, in databases that may have a schema
 // named memo of their own that the role may not use.
-Oid trigger_function() {
+Oid memo_function_without_arguments(const char *name) {
     Oid schema = get_namespace_oid(kExtensionSchema, true);
     if (!OidIsValid(schema)) return InvalidOid;
-    return GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid, CStringGetDatum("invalidation_trigger"),
+    return GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid, CStringGetDatum(name),
                            PointerGetDatum(buildoidvector(nullptr, 0)), ObjectIdGetDatum(schema));
 }
+
+Oid trigger_function() { return memo_function_without_arguments("invalidation_trigger"); }
 
 
 // The one trigger memo.watch creates: BEFORE INSERT OR UPDATE OR DELETE OR
@@ -126,6 +128,25 @@ WatchState relation_watch_state(Relation rel) {
         return t.tgenabled == TRIGGER_FIRES_ALWAYS ? WatchState::Watched : WatchState::Disabled;
     }
     return WatchState::NotWatched;
+}
+
+bool relation_keeps_deltas(Relation rel) {
+    TriggerDesc *td = rel->trigdesc;
+    if (!td) return false;
+    // memo.delta_trigger() exists from 1.1 on; looked up only for tables
+    // whose queries qualify.
+    Oid function = memo_function_without_arguments("delta_trigger");
+    int16 events = 0;
+    for (int i = 0; i < td->numtriggers; i++) {
+        const Trigger &t = td->triggers[i];
+        if (t.tgfoid != function || t.tgenabled != TRIGGER_FIRES_ALWAYS || TRIGGER_FOR_ROW(t.tgtype))
+            continue;
+        if (!TRIGGER_FOR_AFTER(t.tgtype) || t.tgnattr != 0 || t.tgqual) continue;
+        if (TRIGGER_FOR_INSERT(t.tgtype) && t.tgnewtable) events |= TRIGGER_TYPE_INSERT;
+        if (TRIGGER_FOR_UPDATE(t.tgtype) && t.tgnewtable && t.tgoldtable) events |= TRIGGER_TYPE_UPDATE;
+        if (TRIGGER_FOR_DELETE(t.tgtype) && t.tgoldtable) events |= TRIGGER_TYPE_DELETE;
+    }
+    return events == (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE);
 }
 
 }  // namespace pgmemo

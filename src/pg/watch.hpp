@@ -16,4 +16,11 @@ bool is_watch_trigger(Oid trigger_oid);
 enum class WatchState { NotWatched, Watched, Disabled };
 WatchState relation_watch_state(Relation rel);
 
+// Whether rel's changed rows are captured (memo.watch(rel, deltas => true)):
+// memo.delta_trigger() AFTER INSERT, UPDATE and DELETE, each with the
+// transition tables of its event, enabled ALWAYS. Deciding only which
+// entries may be kept by deltas: what a write captured is checked by the
+// writer (delta_capture.cpp), whatever triggers the table has.
+bool relation_keeps_deltas(Relation rel);
+
 }  // namespace pgmemo
