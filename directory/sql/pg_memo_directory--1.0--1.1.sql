@@ -36,3 +36,20 @@ $$;
 
 COMMENT ON FUNCTION directory.cached_count_employees(bigint, jsonb) IS
 'The number of rows matching scope and filters across all pages (the total_count of cached_list_employees), memoized by pg_memo in the same entry';
+
+-- Writes keep the listings by deltas (pg_memo 1.1): a write that cannot
+-- change a cached page leaves it valid, and the counts are corrected
+-- instead of recomputed. The pages' entries no longer hold the total
+-- (cached_list_employees writes it into the rows), so a hire changes no
+-- page's key. With pg_memo still at 1.0, the table stays watched as before
+-- until both are updated and this is run again.
+DO $$
+BEGIN
+    IF to_regprocedure('memo.watch(regclass, boolean)') IS NOT NULL THEN
+        PERFORM memo.watch('directory.employees', deltas => true);
+    ELSE
+        RAISE WARNING 'pg_memo is older than 1.1: directory.employees is watched without deltas'
+            USING HINT = 'Run ALTER EXTENSION pg_memo UPDATE, then SELECT memo.watch(''directory.employees'', deltas => true);';
+    END IF;
+END;
+$$;

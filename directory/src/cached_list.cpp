@@ -4,9 +4,11 @@
 // It calls the SQL functions memo.count ('employees.count') and
 // memo.list_as ('employees.page') through fmgr, exactly as a SQL caller
 // would (same entries, same EXECUTE privilege checks), and lets memo.list_as
-// fill this function's own result set: the stored rows are copied once,
-// straight into the tuplestore the executor reads. The parameter arrays of
-// the last request are kept, so that a hot page is not rebuilt on each call.
+// fill this function's own result set; the total is then written into each
+// row (the page's entry does not hold it: its key would change with every
+// hire, and a hire that lands on no page must leave the pages valid). The
+// parameter arrays of the last request are kept, so that a hot page is not
+// rebuilt on each call.
 #include "list_query.hpp"
 
 extern "C" {
@@ -21,6 +23,9 @@ extern "C" {
 #include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
+#include "utils/tuplestore.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
 
 PG_MODULE_MAGIC;
 PG_FUNCTION_INFO_V1(directory_cached_list_employees);
@@ -70,8 +75,8 @@ FmgrInfo *memo_function(MemoFunction &f) {
 // The last request this backend built. A hot page asked again and again
 // reuses its parameter texts and arrays instead of building them anew: they
 // depend on the five arguments only (the query texts are built once per
-// backend anyway), and the page's array also on the total. Everything lives
-// in two contexts of its own; valid is false while they are being filled.
+// backend anyway). Everything lives in a context of its own; valid is false
+// while it is being filled.
 // They are replaced only at the start of a call, before the memo calls, and
 // nothing those run (plain SELECTs over directory.employees) calls back in.
 struct LastRequest {
@@ -80,9 +85,8 @@ struct LastRequest {
     int32 page, page_size;
     struct varlena *sort, *filters;  // the arguments' bytes, as given
     ListQuery q;
-    int64 total = -1;  // of page_params, which needs it
     ArrayType *page_params = nullptr;
-    MemoryContext request_context = nullptr, page_context = nullptr;
+    MemoryContext request_context = nullptr;
 };
 LastRequest last;
 
@@ -112,12 +116,9 @@ const ListQuery &request_for(FunctionCallInfo fcinfo) {
     if (!last.request_context) {
         last.request_context = AllocSetContextCreate(TopMemoryContext, "directory: last request",
                                                      ALLOCSET_SMALL_SIZES);
-        last.page_context = AllocSetContextCreate(TopMemoryContext, "directory: last page parameters",
-                                                  ALLOCSET_SMALL_SIZES);
     }
     last.valid = false;
     MemoryContextReset(last.request_context);
-    MemoryContextReset(last.page_context);
     last.page_params = nullptr;
     MemoryContext old = MemoryContextSwitchTo(last.request_context);
     last.scope_root = PG_GETARG_INT64(0);
@@ -128,25 +129,31 @@ const ListQuery &request_for(FunctionCallInfo fcinfo) {
     last.q = q;
     last.q.count_params = DatumGetArrayTypePCopy(PointerGetDatum(q.count_params));
     for (int i = 0; i < q.npage_values; i++) last.q.page_values[i] = datumCopy(q.page_values[i], false, -1);
+    last.page_params = text_array(last.q.page_values, q.npage_values);
     MemoryContextSwitchTo(old);
     last.valid = true;
     return last.q;
 }
 
-// The page's parameters: the request's, then the total.
-ArrayType *page_params_for(const ListQuery &q, int64 total) {
-    if (last.page_params && last.total == total) return last.page_params;
-    MemoryContextReset(last.page_context);
-    last.page_params = nullptr;
-    MemoryContext old = MemoryContextSwitchTo(last.page_context);
-    Datum values[lengthof(q.page_values) + 1];
-    memcpy(values, q.page_values, sizeof(Datum) * q.npage_values);
-    values[q.npage_values] = int64_text(total);
-    ArrayType *params = text_array(values, q.npage_values + 1);
+// Writes the total into the last column (total_count) of every row of the
+// result set memo.list_as filled.
+void fill_total(ReturnSetInfo *rsinfo, int64 total) {
+    TupleDesc desc = rsinfo->setDesc;
+    Tuplestorestate *rows = rsinfo->setResult;
+    MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+    Tuplestorestate *filled =
+        tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false, work_mem);
     MemoryContextSwitchTo(old);
-    last.total = total;
-    last.page_params = params;
-    return params;
+    TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+    while (tuplestore_gettupleslot(rows, true, false, slot)) {
+        slot_getallattrs(slot);
+        slot->tts_values[desc->natts - 1] = Int64GetDatum(total);
+        slot->tts_isnull[desc->natts - 1] = false;
+        tuplestore_putvalues(filled, desc, slot->tts_values, slot->tts_isnull);
+    }
+    ExecDropSingleTupleTableSlot(slot);
+    tuplestore_end(rows);
+    rsinfo->setResult = filled;
 }
 
 }  // namespace
@@ -176,8 +183,6 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("scope_root " INT64_FORMAT " is not an employee", PG_GETARG_INT64(0))));
 
-    ArrayType *page_params = page_params_for(q, total);
-
     // memo.list_as(NULL::directory.employee_row, ...) into our result set:
     // its rows are ours, column for column (the row type it is given is
     // this function's own result type).
@@ -192,8 +197,9 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS) {
                              reinterpret_cast<Node *>(rsinfo));
     list_call->args[0] = {(Datum)0, true};
     list_call->args[1] = {PointerGetDatum(page_name), false};
-    list_call->args[2] = {PointerGetDatum(q.page_sql), false};
-    list_call->args[3] = {PointerGetDatum(page_params), false};
+    list_call->args[2] = {PointerGetDatum(q.cached_page_sql), false};
+    list_call->args[3] = {PointerGetDatum(last.page_params), false};
     FunctionCallInvoke(list_call);
+    fill_total(rsinfo, total);
     return (Datum)0;
 }

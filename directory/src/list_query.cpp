@@ -123,6 +123,7 @@ char *like_prefix_pattern(const char *prefix, int len) {
 struct QueryTexts {
     text *count_sql;
     text *page_sql;
+    text *cached_page_sql;
 };
 QueryTexts query_texts[kSorts][kFilterSets];
 
@@ -147,16 +148,21 @@ const QueryTexts &texts_for(int sort, unsigned filter_set) {
         "SELECT 1 FROM directory.employees e WHERE %s"
         " UNION ALL SELECT 1 FROM directory.employees e WHERE e.id = $1::bigint",
         predicate.data);
-    char *page_sql = psprintf(
+    const char *page_format =
         "SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id,"
-        " e.org_depth, e.sub_org_size, $%d::bigint AS total_count"
+        " e.org_depth, e.sub_org_size, %s AS total_count"
         " FROM directory.employees e WHERE %s ORDER BY e.%s %s, e.id %s"
-        " LIMIT $%d::bigint OFFSET $%d::bigint",
-        n + 3, predicate.data, key, dir, dir, n + 1, n + 2);
+        " LIMIT $%d::bigint OFFSET $%d::bigint";
+    char *total = psprintf("$%d::bigint", n + 3);
+    char *page_sql = psprintf(page_format, total, predicate.data, key, dir, dir, n + 1, n + 2);
+    char *cached_page_sql = psprintf(page_format, "NULL::bigint", predicate.data, key, dir, dir, n + 1, n + 2);
     t.count_sql = cstring_to_text(count_sql);
+    t.cached_page_sql = cstring_to_text(cached_page_sql);
     t.page_sql = cstring_to_text(page_sql);
     pfree(count_sql);
+    pfree(total);
     pfree(page_sql);
+    pfree(cached_page_sql);
     pfree(predicate.data);
     MemoryContextSwitchTo(old);
     return t;
@@ -210,6 +216,7 @@ void build_list_query(FunctionCallInfo fcinfo, ListQuery *out) {
     out->count_sql = texts.count_sql;
     out->count_params = text_array(params, n);
     out->page_sql = texts.page_sql;
+    out->cached_page_sql = texts.cached_page_sql;
     params[n++] = int64_text(page_size);
     params[n++] = int64_text(int64(page - 1) * page_size);
     out->npage_values = n;

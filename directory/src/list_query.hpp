@@ -16,8 +16,10 @@ struct ListQuery {
     text *count_sql;          // rows in scope and filters, plus a sentinel row for the scope root
     ArrayType *count_params;  // the scope, then the filter values
     text *page_sql;           // one page; its last parameter is the total
+    text *cached_page_sql;    // the same without the total (NULL in its place): a page's
+                              // key must not change when only the total does
     Datum page_values[8];     // the page's parameters but the total: count_params' elements,
-    int npage_values;         // page_size and offset (the caller appends the total)
+    int npage_values;         // page_size and offset (page_sql's caller appends the total)
 };
 
 // Reads the five list arguments from fcinfo (positions 0..4), raises 22023
