@@ -23,6 +23,10 @@
 #   bump_at_precommit  counters bumped before the commit is visible ("Commit")
 #   waiter_no_recheck  a flight's waiter does not re-check the generations
 #                    ("Flights")
+#   delta_twice      every delta record is applied twice ("Deltas")
+#   delta_skipped    the oldest record of a carry is left out ("Deltas")
+#   delta_aborted    rows captured in a rolled-back savepoint are published
+#                    ("Deltas")
 set -euo pipefail
 READS=${1:-20000}
 SEED_ROWS=${2:-20000}
@@ -97,8 +101,18 @@ waiter_no_recheck() {
     's/(LookupStatus Store::read_pinned\(.*?)\n\s*switch \(gens_\.check\(e->deps\(\), e->ndeps\)\) \{.*?\n\s*\}\n/$1\n/s'
 }
 
+delta_twice() {
+  mutate "$1/src/pg/delta_apply.cpp" 's/(\*records = lappend\(\*records, copy\);)/$1 $1/'
+}
+delta_skipped() {
+  mutate "$1/src/pg/delta_apply.cpp" 's/for \(uint32_t j = 0; j < n; j\+\+\) \{/for (uint32_t j = 0; j + 1 < n; j++) {/'
+}
+delta_aborted() {
+  mutate "$1/src/pg/delta_capture.cpp" 's/if \(event != SUBXACT_EVENT_ABORT_SUB\) return;/return;/'
+}
+
 verdict=0
-for m in none snapshot_first caller_snapshot bump_at_precommit waiter_no_recheck; do
+for m in none snapshot_first caller_snapshot bump_at_precommit waiter_no_recheck delta_twice delta_skipped delta_aborted; do
   run_one "$m" "$m"
 done
 echo "outputs in $WORK"

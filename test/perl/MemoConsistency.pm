@@ -86,7 +86,9 @@ CREATE VIEW chk.active_items AS
 GRANT SELECT ON chk.items, chk.groups, chk.active_items TO PUBLIC;
 
 SELECT memo.watch('chk.groups');
-SELECT memo.watch('chk.items');
+-- With deltas, as directory.employees (pg_memo_directory 1.1): its pages
+-- and counts are carried forward by the rows writers change.
+SELECT memo.watch('chk.items', deltas => true);
 
 CREATE TRIGGER chk_count_write AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON chk.items
     FOR EACH STATEMENT EXECUTE FUNCTION chk.count_write();
@@ -374,7 +376,9 @@ sub random_op {
                             . " LATERAL ($pick x WHERE NOT x.path @> ARRAY[e.id] ORDER BY random() LIMIT 1) m"],
         [0.23, 'remove', 1, "SELECT directory.remove_employee(e.id) FROM ($pick WHERE id > "
                             . READ_SCOPE_MAX . " ORDER BY random() LIMIT 1) e"],
-        [0.33, 'rename', 0, "SELECT directory.rename_employee(e.id, '$name') FROM ($pick ORDER BY random() LIMIT 1) e"],
+        [0.31, 'rename', 0, "SELECT directory.rename_employee(e.id, '$name') FROM ($pick ORDER BY random() LIMIT 1) e"],
+        [0.34, 'retitle', 0, "UPDATE directory.employees SET title = (ARRAY['Engineer','Analyst','Designer','Manager'])"
+                            . "[1 + floor(random() * 4)::int] WHERE id IN ($pick ORDER BY random() LIMIT 1)"],
         [0.38, 'update', 0, "UPDATE directory.employees SET location = (ARRAY['Berlin','London','Austin','Lima'])"
                             . "[1 + floor(random() * 4)::int] WHERE id IN ($pick ORDER BY random() LIMIT 3)"],
         [0.55, 'insert', 0, "INSERT INTO chk.items (grp, val, note) SELECT 1 + floor(random() * 10), floor(random() * 100),"
@@ -605,14 +609,16 @@ sub run {
 sub cache_stats {
     my ($conn) = @_;
     my $db = MemoConsistency::Psql->new($conn);
-    my $sql = q{SELECT string_agg(format('%s: calls %s, hits %s, misses %s, computations %s, shared %s, bypasses %s, invalidations %s, evictions %s, waits %s, takeovers %s',
-                   cache_name, calls, hits, misses, computations, shared, bypasses, invalidations, evictions, waits, takeovers), E'\\n' ORDER BY cache_name)
+    my $sql = q{SELECT string_agg(format('%s: calls %s, hits %s, misses %s, computations %s, shared %s, bypasses %s, invalidations %s, evictions %s, waits %s, takeovers %s, delta kept %s, corrected %s, fallbacks %s',
+                   cache_name, calls, hits, misses, computations, shared, bypasses, invalidations, evictions, waits, takeovers,
+                   delta_kept, delta_corrected, delta_fallbacks), E'\\n' ORDER BY cache_name)
                   FROM memo.stats};
     my ($row) = $db->query("SELECT replace(($sql), E'\\n', ' ;; ')");
     my ($hits) = $db->query('SELECT sum(hits) FROM memo.stats');
+    my ($carried) = $db->query('SELECT sum(delta_kept + delta_corrected) FROM memo.stats');
     my ($consistent) = $db->query('SELECT count(*) FROM directory.check_consistency()');
     $db->close;
-    return { lines => [split / ;; /, $row->[0] // ''], hits => $hits->[0] // 0,
+    return { lines => [split / ;; /, $row->[0] // ''], hits => $hits->[0] // 0, carried => $carried->[0] // 0,
              directory_inconsistencies => $consistent->[0] };
 }
 

@@ -88,6 +88,7 @@ cmp_ok($n->{'repeatable_read.ok'}, '>', 0, 'some REPEATABLE READ reads were made
 is($n->{'reads.error'}, 0, 'no read failed (deadlocks between writers reading inside their transactions aside)');
 is($n->{'repeatable_read.error'}, 0, 'no REPEATABLE READ read failed');
 cmp_ok($stats->{hits}, '>', 0, 'the cache served hits during the run');
+cmp_ok($stats->{carried}, '>', 0, 'entries were carried forward by deltas during the run');
 for my $role ('reader', 'writer_in_txn', 'writer_after_commit') {
     my $ok = 0;
     $ok += $n->{$_} // 0 for map { "reads.$role.$_" } qw(split.strict_ok split.window_ok);
