@@ -15,7 +15,12 @@
 # medians, the median of the pairs' ratios, and EXPLAIN ANALYZE's line for
 # the trigger.
 #
-#   bench/big_update.sh [--pairs N]      (default 100; about a minute)
+# With --deltas the watched side is watched with deltas (memo.watch(t,
+# deltas => true)): PostgreSQL then fills the statement's transition tables
+# (100,000 old and 100,000 new rows), and pg_memo, past
+# pg_memo.max_delta_rows, keeps none of them.
+#
+#   bench/big_update.sh [--pairs N] [--deltas]   (default 100; about a minute)
 # Needs root and an installed pg_memo (scripts/build.sh). Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,10 +28,11 @@ BENCH_PORT=${BENCH_PORT:-55477}
 BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_update}
 BENCH_PRELOAD=pg_memo
 . "$SRC/bench/cluster.sh"
-PAIRS=100
+PAIRS=100 WATCH_ARGS=
 while [ $# -gt 0 ]; do
   case $1 in
     --pairs) PAIRS=$2; shift 2 ;;
+    --deltas) WATCH_ARGS=", deltas => true"; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -42,7 +48,9 @@ done
 
 update_ms() {  # TABLE watch|unwatch
   # Called inside $(...), where set -e does not reach: fail explicitly.
-  bench_psql -c "SELECT memo.$2('$1')" -c "VACUUM $1" -c 'CHECKPOINT' >/dev/null || return 1
+  local args=
+  [ "$2" = watch ] && args=$WATCH_ARGS
+  bench_psql -c "SELECT memo.$2('$1'$args)" -c "VACUUM $1" -c 'CHECKPOINT' >/dev/null || return 1
   bench_psql -c '\timing on' -c "UPDATE $1 SET n = n + 1 WHERE id <= 100000" |
     grep -oE 'Time: [0-9.]+' | grep -oE '[0-9.]+'
 }
@@ -65,13 +73,13 @@ compare() {
 
 echo "Machine: $(machine_description)"
 echo
-echo "Medians of $PAIRS alternated pairs, in ms."
+echo "Medians of $PAIRS alternated pairs, in ms. Watched: memo.watch(t$WATCH_ARGS)."
 echo
 echo '| table (fillfactor 50) | watched | unwatched | watched / unwatched | median of pair ratios | runs watched / unwatched |'
 echo '|---|---|---|---|---|---|'
 compare writes
 compare writes_unlogged
 # The trigger's own time and calls, from one watched UPDATE rolled back.
-bench_psql -c "SELECT memo.watch('writes')" -c 'BEGIN' \
+bench_psql -c "SELECT memo.watch('writes'$WATCH_ARGS)" -c 'BEGIN' \
   -c 'EXPLAIN (ANALYZE, COSTS OFF) UPDATE writes SET n = n + 1 WHERE id <= 100000' -c 'ROLLBACK' |
   grep -E '^ *Trigger' | sed 's/^ */\nEXPLAIN ANALYZE of a watched UPDATE: /'
