@@ -180,29 +180,35 @@ run_rate() {  # RATE
   read -r p50 p95 p99 max < <(percentiles "$d")
   local h w t
   h=$(percentiles "$d" 0 | cut -d' ' -f3) w=$(percentiles "$d" 1 | cut -d' ' -f3) t=$(percentiles "$d" 2 | cut -d' ' -f3)
-  local ceo team cc ch cs cm pc ph pm
+  local ceo team cc ch cs cm pc ph pm ck cr cf pk pf wf
   read -r ceo team < <(bench_psql -At -F' ' -c "SELECT
       coalesce(sum(calls) FILTER (WHERE userid = 'postgres'::regrole), 0),
       coalesce(sum(calls) FILTER (WHERE userid = 'bench_team'::regrole), 0)
     FROM pg_stat_statements WHERE $PGSS_COUNT")
-  read -r cc ch cm cs pc ph pm < <(bench_psql -At -F' ' -c "SELECT
+  read -r cc ch cm cs pc ph pm ck cr cf pk pf wf < <(bench_psql -At -F' ' -c "SELECT
       coalesce(max(calls) FILTER (WHERE cache_name = 'employees.count'), 0),
       coalesce(max(hits) FILTER (WHERE cache_name = 'employees.count'), 0),
       coalesce(max(computations) FILTER (WHERE cache_name = 'employees.count'), 0),
       coalesce(max(shared) FILTER (WHERE cache_name = 'employees.count'), 0),
       coalesce(max(calls) FILTER (WHERE cache_name = 'employees.page'), 0),
       coalesce(max(hits) FILTER (WHERE cache_name = 'employees.page'), 0),
-      coalesce(max(computations) FILTER (WHERE cache_name = 'employees.page'), 0)
+      coalesce(max(computations) FILTER (WHERE cache_name = 'employees.page'), 0),
+      coalesce(max(delta_kept) FILTER (WHERE cache_name = 'employees.count'), 0),
+      coalesce(max(delta_corrected) FILTER (WHERE cache_name = 'employees.count'), 0),
+      coalesce(max(delta_fallbacks) FILTER (WHERE cache_name = 'employees.count'), 0),
+      coalesce(max(delta_kept) FILTER (WHERE cache_name = 'employees.page'), 0),
+      coalesce(max(delta_fallbacks) FILTER (WHERE cache_name = 'employees.page'), 0),
+      (SELECT delta_fallbacks FROM memo.info)
     FROM memo.stats WHERE datname = current_database()")
   awk -v r="$rate" -v s="$SECONDS_PER_RUN" -v w="$writes" -v g=$((gen1 - gen0)) -v tps="$tps" -v ro="$ro_tps" \
       -v p50="$p50" -v p99="$p99" -v h="$h" -v wk="$w" -v t="$t" -v ceo="$ceo" -v cm="$cm" -v wl="$wlat" 'BEGIN {
     printf "| %s | %d (%.1f/s) | %d | %.0f | **%.2f** | %s | %s | %s / %s / %s | **%d** | %d | %s |\n",
       r, w, w / s, g, tps, tps / ro, p50, p99, h, wk, t, ceo, cm, wl }' >>"$ROWS_MAIN"
   awk -v r="$rate" -v cc="$cc" -v ch="$ch" -v cm="$cm" -v cs="$cs" -v ceo="$ceo" -v team="$team" \
-      -v pc="$pc" -v ph="$ph" -v pm="$pm" 'BEGIN {
-    printf "| %s | %d | %.2f%% | %d | %d | %d + %d = %d%s | %d | %.2f%% | %d |\n",
+      -v pc="$pc" -v ph="$ph" -v pm="$pm" -v ck="$ck" -v cr="$cr" -v cf="$cf" -v pk="$pk" -v pf="$pf" -v wf="$wf" 'BEGIN {
+    printf "| %s | %d | %.2f%% | %d | %d | %d + %d = %d%s | %d / %d / %d | %d | %.2f%% | %d | %d / %d | %d |\n",
       r, cc, cc ? 100 * ch / cc : 0, cm, cs, ceo, team, ceo + team, (ceo + team == cm ? "" : " (differs)"),
-      pc, pc ? 100 * ph / pc : 0, pm }' >>"$ROWS_CACHE"
+      ck, cr, cf, pc, pc ? 100 * ph / pc : 0, pm, pk, pf, wf }' >>"$ROWS_CACHE"
 }
 
 run_floor() {
@@ -259,8 +265,12 @@ echo
 echo "count computations by scope: pg_stat_statements, readers' role (CEO) + bench_team (teams), which should"
 echo "equal memo.stats' computations of employees.count."
 echo
-echo '| writes/s | employees.count calls | count hits | count computations | count shared (singleflight) | by scope: CEO + teams | employees.page calls | page hits | page computations |'
-echo '|---|---|---|---|---|---|---|---|---|'
+echo "count carried: delta_kept / delta_corrected / delta_fallbacks of employees.count (memo.stats); page"
+echo "carried: delta_kept / delta_fallbacks of employees.page; writes without a record: memo.info's delta_fallbacks"
+echo "(cumulative since the cluster started, the seed's included)."
+echo
+echo '| writes/s | employees.count calls | count hits | count computations | count shared (singleflight) | by scope: CEO + teams | count carried: kept / corrected / fallbacks | employees.page calls | page hits | page computations | page carried: kept / fallbacks | writes without a record |'
+echo '|---|---|---|---|---|---|---|---|---|---|---|---|'
 cat "$ROWS_CACHE"
 echo
 echo "Wall time: $(( $(date +%s) - wall_start )) s. Load average (1, 5, 15 min) at the start: $load_start; at the end: $(cut -d" " -f1-3 /proc/loadavg)."

@@ -141,17 +141,17 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
          e = entry_at(e->next)) {
         if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0) continue;
         Generations::StampState stamps = gens_.check(e->deps(), e->ndeps);
+        // An entry kept by deltas that is stale, or that a commit in
+        // progress hides, may only need carrying forward (past that commit,
+        // once it is done): the caller that tries counts what becomes of it.
+        bool kept = stamps != Generations::StampState::Current && kept_by_deltas(e->deps(), e->ndeps);
+        if (kept && sink.accept_stale(e->deps(), e->ndeps, e->meta(), e->meta_len, e->payload(), e->payload_len)) {
+            status = LookupStatus::StaleKept;
+            break;
+        }
         if (stamps == Generations::StampState::Stale) {
-            // An entry kept by deltas may only need carrying forward: the
-            // caller that tries counts what becomes of it.
-            bool kept = kept_by_deltas(e->deps(), e->ndeps);
-            if (kept &&
-                sink.accept_stale(e->deps(), e->ndeps, e->meta(), e->meta_len, e->payload(), e->payload_len)) {
-                status = LookupStatus::StaleKept;
-                break;
-            }
             uint8_t expected = 0;
-            if (!kept && e->invalidation_counted.compare_exchange_strong(expected, 1))
+            if (!kept_by_deltas(e->deps(), e->ndeps) && e->invalidation_counted.compare_exchange_strong(expected, 1))
                 stats_.add(e->stats_slot, kInvalidations);
             status = LookupStatus::Stale;
         } else if (stamps == Generations::StampState::CommitPending) {
@@ -204,7 +204,8 @@ void Store::account_removed(Entry *e, Removal reason) noexcept {
     if (reason == Removal::Evicted) {
         stats_.add(e->stats_slot, kEvictions);
         shared_->evictions.fetch_add(1, std::memory_order_relaxed);
-    } else if (reason == Removal::Invalidated) {
+    } else if (reason == Removal::Invalidated && !kept_by_deltas(e->deps(), e->ndeps)) {
+        // (an entry kept by deltas is counted by the caller that tried to carry it)
         uint8_t expected = 0;
         if (e->invalidation_counted.compare_exchange_strong(expected, 1))
             stats_.add(e->stats_slot, kInvalidations);
@@ -399,6 +400,34 @@ uint64_t Store::remove_all() noexcept {
         removed += sweep_bucket(
             b, [](Entry *) { return Removal::Dropped; }, &freed);
     return removed;
+}
+
+bool Store::revise_stamps(uint64_t hash, const char *key, uint32_t key_len, const DepStamp *from, uint32_t ndeps,
+                          const DepStamp *to) noexcept {
+    auto same_entry = [&](const Entry *e) {
+        return e->hash == hash && e->key_len == key_len && std::memcmp(e->key(), key, key_len) == 0 &&
+               e->ndeps == ndeps && std::memcmp(e->deps(), from, sizeof(DepStamp) * ndeps) == 0;
+    };
+    uint32_t bucket = uint32_t(hash & (shared_->cfg.nbuckets - 1));
+    if (!to) {
+        uint64_t freed = 0;
+        return sweep_bucket(bucket, [&](Entry *e) { return same_entry(e) ? Removal::Invalidated : Removal::Keep; },
+                            &freed) > 0;
+    }
+    uint32_t part = partition_of(hash);
+    bool done = false;
+    locks_->lock_partition(part, true);
+    for (Entry *e = entry_at(shared_->buckets[bucket].load(std::memory_order_relaxed)); e; e = entry_at(e->next)) {
+        if (!same_entry(e)) continue;
+        if (e->pins.load(std::memory_order_relaxed) == 0) {
+            auto *deps = const_cast<DepStamp *>(e->deps());
+            for (uint32_t i = 0; i < ndeps; i++) deps[i].generation = to[i].generation;
+            done = true;
+        }
+        break;
+    }
+    locks_->unlock_partition(part);
+    return done;
 }
 
 uint64_t Store::remove_stale() noexcept {

@@ -23,7 +23,11 @@
 //     entry's referenced bit (an atomic byte written only when it changes),
 //     and the generations. A hit therefore takes exactly one shared lock.
 //   - An entry is immutable between being linked and being freed, so a
-//     reader holding the shared partition lock may read it freely.
+//     reader holding the shared partition lock may read it freely. The one
+//     exception: revise_stamps may advance the stamps of an entry kept by
+//     deltas in place, under the exclusive partition lock and only while it
+//     has no pins (a pinned entry is read without the lock). Its payload
+//     stays: the entry is exact at the old stamps and at the new ones.
 //   - Pins (atomic) are taken under the shared partition lock and dropped
 //     under it; unlinking happens under the exclusive lock, so an unlinker
 //     either sees the pin (and leaves the free to the last unpin) or frees
@@ -78,8 +82,9 @@ public:
     virtual bool accept(const char *meta, uint32_t meta_len, const char *payload,
                         uint32_t payload_len) noexcept = 0;
 
-    // A stale entry kept by deltas (kDeltaStamp): what carrying it forward
-    // needs. Same rules as accept; by default not wanted.
+    // An entry kept by deltas (kDeltaStamp) that is stale or hidden by a
+    // commit in progress: what carrying it forward needs. Same rules as
+    // accept; by default not wanted.
     virtual bool accept_stale(const DepStamp *, uint32_t, const char *, uint32_t, const char *,
                               uint32_t) noexcept {
         return false;
@@ -94,7 +99,8 @@ protected:
 enum class LookupStatus {
     Miss,       // no entry under this key, or one a commit in progress hides
     Stale,      // an entry, but a dependency's generation moved on
-    StaleKept,  // the same, for an entry kept by deltas: the sink has a copy (accept_stale)
+    StaleKept,  // an entry kept by deltas, stale or hidden by a commit in progress:
+                // the sink has a copy (accept_stale)
     OwnWrites,  // an entry, but this transaction wrote one of its dependencies
     Hit,        // the sink received a current entry
     SinkFailed  // the sink could not take it (out of local memory)
@@ -151,6 +157,14 @@ public:
 
     // Size of the entry insert() would allocate for parts.
     static uint64_t entry_size(const EntryParts &parts) noexcept;
+
+    // For the entry under key whose stamps are exactly from[0..ndeps): with
+    // to, advances its stamps to to's generations in place (flags kept),
+    // unless it is pinned; without to, removes it (it can never be carried
+    // or be current again). False if the entry is not there any more (or
+    // was replaced, or is pinned).
+    bool revise_stamps(uint64_t hash, const char *key, uint32_t key_len, const DepStamp *from, uint32_t ndeps,
+                       const DepStamp *to) noexcept;
 
     uint64_t remove_all() noexcept;    // returns entries removed
     uint64_t remove_stale() noexcept;  // entries whose generations moved on

@@ -47,11 +47,6 @@ namespace pgmemo {
 
 namespace {
 
-// PostgreSQL's tree walkers take an untyped function pointer.
-using TreeWalker = bool (*)();
-TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) {
-    return reinterpret_cast<TreeWalker>(reinterpret_cast<void (*)()>(walker));
-}
 struct Collector {
     uint32_t *slots;
     uint32_t nslots, capacity;

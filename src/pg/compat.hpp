@@ -122,4 +122,10 @@ inline char **compat_string_setting_variable(const char *name) {
     return nullptr;
 }
 
+// PostgreSQL 15's tree walkers take an untyped function pointer.
+using TreeWalker = bool (*)();
+inline TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) {
+    return reinterpret_cast<TreeWalker>(reinterpret_cast<void (*)()>(walker));
+}
+
 }  // namespace pgmemo

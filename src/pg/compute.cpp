@@ -228,12 +228,12 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
     if (reuse) statement_key = encode_statement(call);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
 
-    const PreparedStatement *kept = reuse ? find_statement(statement_key, invalidations_seen) : nullptr;
+    PreparedStatement *kept = reuse ? find_statement(statement_key, invalidations_seen) : nullptr;
     if (kept) {
         MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
         copy_analysis(kept->analysis, analysis);
         MemoryContextSwitchTo(spi_ctx);
-        return PreparedQuery{kept->plan, bind_parameters(call, VarParams{kept->param_types, kept->nparams})};
+        return PreparedQuery{kept->plan, bind_parameters(call, VarParams{kept->param_types, kept->nparams}), kept};
     }
     // The parser grows this array with repalloc, which keeps it in our
     // context: SPI frees its own execution memory when prepare returns.
@@ -241,8 +241,8 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
     SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx);
     ParamListInfo params = bind_parameters(call, vp);
     if (reuse && analysis->uncacheable == Uncacheable::No)
-        keep_statement(statement_key, plan, vp.types, vp.count, *analysis, invalidations_seen);
-    return PreparedQuery{plan, params};
+        kept = keep_statement(statement_key, plan, vp.types, vp.count, *analysis, invalidations_seen);
+    return PreparedQuery{plan, params, kept};
 }
 
 // A commit in progress is about to become visible: it is flushing its WAL,
@@ -309,7 +309,7 @@ constexpr int kMaxAnalyses = 3;
 // A commit publishes its bump only after its invalidations are sent
 // (invalidation.cpp), so any such change shows as an invalidation received
 // after the generations are read: then the query is analyzed again.
-Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_commits) {
+Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool bypass, bool wait_for_commits) {
     MemoryContext caller_ctx = CurrentMemoryContext;
     for (int analyses = 1;; analyses++) {
         AcceptInvalidationMessages();
@@ -346,8 +346,7 @@ Result compute(const Call &call, Analysis *analysis, bool bypass, bool wait_for_
 
         Result r = encode_spi_result(call.kind, caller_ctx);
         if (keep_by_deltas) {
-            settle_with_deltas(analysis, prepared_query_tree(q.plan), call.kind, q.params, snapshot, &r,
-                               caller_ctx);
+            settle_with_deltas(analysis, q, key, call.kind, snapshot, &r, caller_ctx);
             UnregisterSnapshot(snapshot);
         }
         SPI_finish();
@@ -387,7 +386,7 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bo
     instr_time start, elapsed;
     sh.stats.add(slot, kComputations);  // counted even if the query then fails
     INSTR_TIME_SET_CURRENT(start);
-    Result r = compute(call, &analysis, bypass, wait_for_commits);
+    Result r = compute(call, key, &analysis, bypass, wait_for_commits);
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
     sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));

@@ -25,9 +25,11 @@ struct Result {
 // compute.cpp.
 // The query parsed, analyzed and with its parameters bound, inside an SPI
 // connection (the caller ends it with SPI_finish).
+struct PreparedStatement;
 struct PreparedQuery {
     SPIPlanPtr plan;
     ParamListInfo params;
+    const PreparedStatement *kept;  // the backend's kept statement, or nullptr
 };
 
 // Connects to SPI and prepares the call's statement: the one this backend

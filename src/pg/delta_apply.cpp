@@ -24,9 +24,12 @@ extern "C" {
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "storage/sinval.h"
@@ -36,9 +39,12 @@ extern "C" {
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/sortsupport.h"
+#include "utils/syscache.h"
 }
 
+#include "compat.hpp"
 #include "invalidation.hpp"
+#include "statement_cache.hpp"
 #include "result_format.hpp"
 #include "watch.hpp"
 
@@ -124,68 +130,157 @@ bool shape_of(Query *query, Kind kind, Shape *s) {
 
 // ---- evaluating row versions ---------------------------------------------
 
+// The query's expressions with one key's parameters folded in (as a custom
+// plan would: ARRAY[$1] becomes a constant instead of an array built per
+// row), ready to evaluate row versions. Kept with the statement
+// (statement_cache.hpp) for the next carry of the same key when every
+// function they call is a built-in one; otherwise built for one use.
 struct Evaluator {
+    MemoryContext context;  // everything below
+    uint64_t key_hash;      // the key whose parameters are folded in
+    char *key;
+    uint32_t key_len;
     Oid relid;
     Kind kind;
     TupleTableSlot *slot;
     ExprContext *econtext;
-    List *quals;     // ExprState *, nullptr: every row
-    bool page;       // a list ordered with LIMIT
-    int64 limit;
+    List *quals;           // ExprState *, nullptr: every row
+    ExprState *limit;      // a list ordered with LIMIT: its limit; else nullptr
     int nkeys;
     ExprState **keys;
     SortSupportData *sort;
     AttrNumber *columns;  // each key's output column
+    // Per use: set by start_use.
+    bool page;  // a list ordered with a LIMIT that is not NULL
+    int64 limit_value;
 };
 
+// Plans expr as an expression with the parameters folded in as constants.
 ExprState *prepare_expression(Node *expr, ParamListInfo params) {
-    return ExecInitExprWithParams(expression_planner(static_cast<Expr *>(copyObjectImpl(expr))), params);
+    PlannerGlobal glob{};
+    glob.type = T_PlannerGlobal;
+    glob.boundParams = params;
+    PlannerInfo root{};
+    root.type = T_PlannerInfo;
+    root.glob = &glob;
+    Node *folded = eval_const_expressions(&root, static_cast<Node *>(copyObjectImpl(expr)));
+    fix_opfuncids(folded);
+    return ExecInitExpr(reinterpret_cast<Expr *>(folded), nullptr);
 }
 
 Datum evaluate(Evaluator &ev, ExprState *state, bool *isnull) {
     return ExecEvalExprSwitchContext(state, ev.econtext, isnull);
 }
 
-void build_evaluator(Evaluator *ev, const Shape &s, Kind kind, ParamListInfo params, TupleDesc desc) {
-    *ev = Evaluator{};
-    ev->relid = s.relid;
-    ev->kind = kind;
-    ev->slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
-    ev->econtext = CreateStandaloneExprContext();
-    ev->econtext->ecxt_scantuple = ev->slot;
-    ev->econtext->ecxt_param_list_info = params;  // read by the expressions' parameters
-    ListCell *lc;
-    foreach (lc, s.quals)
-        ev->quals = lappend(ev->quals, lfirst(lc) ? prepare_expression(static_cast<Node *>(lfirst(lc)), params)
-                                                  : nullptr);
-    if (!s.page) return;
-    bool isnull;
-    Datum limit = evaluate(*ev, prepare_expression(s.page->limitCount, params), &isnull);
-    if (isnull) return;  // LIMIT NULL: the whole ordered list
-    ev->page = true;
-    ev->limit = DatumGetInt64(limit);
-    ev->nkeys = list_length(s.page->sortClause);
-    ev->keys = static_cast<ExprState **>(palloc(sizeof(ExprState *) * ev->nkeys));
-    ev->sort = static_cast<SortSupportData *>(palloc0(sizeof(SortSupportData) * ev->nkeys));
-    ev->columns = static_cast<AttrNumber *>(palloc(sizeof(AttrNumber) * ev->nkeys));
-    int i = 0;
-    foreach (lc, s.page->sortClause) {
-        auto *clause = lfirst_node(SortGroupClause, lc);
-        TargetEntry *tle = get_sortgroupclause_tle(clause, s.page->targetList);
-        ev->keys[i] = prepare_expression(reinterpret_cast<Node *>(tle->expr), params);
-        ev->columns[i] = tle->resno;
-        SortSupport ssup = &ev->sort[i];
-        ssup->ssup_cxt = CurrentMemoryContext;
-        ssup->ssup_collation = exprCollation(reinterpret_cast<Node *>(tle->expr));
-        ssup->ssup_nulls_first = clause->nulls_first;
-        PrepareSortSupportFromOrderingOp(clause->sortop, ssup);
-        i++;
-    }
+// Whether funcid is not a built-in function in C or internal: a function of
+// SQL or a procedural language may keep state across calls (fn_extra) that
+// must not outlive the transaction.
+bool not_builtin(Oid funcid, void *) {
+    if (funcid >= FirstNormalObjectId) return true;
+    HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+    if (!HeapTupleIsValid(tuple)) return true;
+    Oid language = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple))->prolang;
+    ReleaseSysCache(tuple);
+    return language != INTERNALlanguageId && language != ClanguageId;
 }
 
-void free_evaluator(Evaluator *ev) {
-    FreeExprContext(ev->econtext, true);
-    ExecDropSingleTupleTableSlot(ev->slot);
+bool calls_other_than_builtins(Node *node, void *context) {
+    if (node == nullptr) return false;
+    if (check_functions_in_node(node, not_builtin, context)) return true;
+    return expression_tree_walker(node, as_tree_walker(calls_other_than_builtins), context);
+}
+
+bool keepable(const Shape &s) {
+    ListCell *lc;
+    foreach (lc, s.quals)
+        if (calls_other_than_builtins(static_cast<Node *>(lfirst(lc)), nullptr)) return false;
+    if (!s.page) return true;
+    if (calls_other_than_builtins(s.page->limitCount, nullptr)) return false;
+    foreach (lc, s.page->sortClause) {
+        TargetEntry *tle = get_sortgroupclause_tle(lfirst_node(SortGroupClause, lc), s.page->targetList);
+        if (calls_other_than_builtins(reinterpret_cast<Node *>(tle->expr), nullptr)) return false;
+    }
+    return true;
+}
+
+Evaluator *build_evaluator(const Shape &s, Kind kind, ParamListInfo params, const Encoded &key,
+                           MemoryContext parent) {
+    MemoryContext context = AllocSetContextCreate(parent, "pg_memo delta evaluator", ALLOCSET_SMALL_SIZES);
+    MemoryContext old = MemoryContextSwitchTo(context);
+    auto *ev = static_cast<Evaluator *>(palloc0(sizeof(Evaluator)));
+    ev->context = context;
+    ev->key_hash = key.hash;
+    ev->key = static_cast<char *>(palloc(key.key_len));
+    memcpy(ev->key, key.key, key.key_len);
+    ev->key_len = key.key_len;
+    ev->relid = s.relid;
+    ev->kind = kind;
+    Relation rel = table_open(s.relid, AccessShareLock);
+    ev->slot = MakeSingleTupleTableSlot(CreateTupleDescCopy(RelationGetDescr(rel)), &TTSOpsHeapTuple);
+    table_close(rel, NoLock);
+    ev->econtext = CreateStandaloneExprContext();
+    ev->econtext->ecxt_scantuple = ev->slot;
+    ListCell *lc;
+    foreach (lc, s.quals)
+        ev->quals = lappend(ev->quals,
+                            lfirst(lc) ? prepare_expression(static_cast<Node *>(lfirst(lc)), params) : nullptr);
+    if (s.page) {
+        ev->limit = prepare_expression(s.page->limitCount, params);
+        ev->nkeys = list_length(s.page->sortClause);
+        ev->keys = static_cast<ExprState **>(palloc(sizeof(ExprState *) * ev->nkeys));
+        ev->sort = static_cast<SortSupportData *>(palloc0(sizeof(SortSupportData) * ev->nkeys));
+        ev->columns = static_cast<AttrNumber *>(palloc(sizeof(AttrNumber) * ev->nkeys));
+        int i = 0;
+        foreach (lc, s.page->sortClause) {
+            auto *clause = lfirst_node(SortGroupClause, lc);
+            TargetEntry *tle = get_sortgroupclause_tle(clause, s.page->targetList);
+            ev->keys[i] = prepare_expression(reinterpret_cast<Node *>(tle->expr), params);
+            ev->columns[i] = tle->resno;
+            SortSupport ssup = &ev->sort[i];
+            ssup->ssup_cxt = context;
+            ssup->ssup_collation = exprCollation(reinterpret_cast<Node *>(tle->expr));
+            ssup->ssup_nulls_first = clause->nulls_first;
+            PrepareSortSupportFromOrderingOp(clause->sortop, ssup);
+            i++;
+        }
+    }
+    MemoryContextSwitchTo(old);
+    return ev;
+}
+
+// The statement's evaluator, built if needed and kept with it when allowed.
+Evaluator *evaluator_for(const PreparedQuery &q, const Shape &s, Kind kind, const Encoded &key) {
+    if (q.kept && q.kept->delta_evaluator) {
+        auto *kept = static_cast<Evaluator *>(q.kept->delta_evaluator);
+        if (kept->key_hash == key.hash && kept->key_len == key.key_len && memcmp(kept->key, key.key, key.key_len) == 0)
+            return kept;
+        MemoryContextDelete(kept->context);  // another key's: replaced
+        q.kept->delta_evaluator = nullptr;
+    }
+    bool keep = q.kept && keepable(s);
+    Evaluator *ev = build_evaluator(s, kind, q.params, key, keep ? q.kept->context : CurrentMemoryContext);
+    if (keep) q.kept->delta_evaluator = ev;
+    return ev;
+}
+
+// Done with ev: freed unless the statement keeps it (or, after an error,
+// freed anyway: its state is not to be trusted).
+void done_with(const PreparedQuery &q, Evaluator *ev, bool failed) {
+    bool kept = q.kept && q.kept->delta_evaluator == ev;
+    if (kept && !failed) return;
+    if (kept) q.kept->delta_evaluator = nullptr;
+    MemoryContextDelete(ev->context);
+}
+
+// Binds the call's parameters; reads the limit.
+void start_use(Evaluator &ev, ParamListInfo params) {
+    ev.econtext->ecxt_param_list_info = params;
+    ev.page = false;
+    if (!ev.limit) return;
+    bool isnull;
+    Datum limit = evaluate(ev, ev.limit, &isnull);
+    ev.page = !isnull;  // LIMIT NULL: the whole ordered list
+    ev.limit_value = isnull ? 0 : DatumGetInt64(limit);
 }
 
 void store_row(Evaluator &ev, const char *row, uint32_t len, HeapTupleData *tuple) {
@@ -259,7 +354,7 @@ Verdict apply_records(Evaluator &ev, List *records, Snapshot seen, const char *p
     *correction = 0;
     PageEnd end{};
     if (ev.page) end = page_end(ev, payload, len);
-    if (ev.kind == Kind::List && ev.page && ev.limit <= 0) return Verdict::Kept;  // LIMIT 0: always empty
+    if (ev.kind == Kind::List && ev.page && ev.limit_value <= 0) return Verdict::Kept;  // LIMIT 0: always empty
     ListCell *lc;
     foreach (lc, records) {
         auto *r = static_cast<const DeltaRecord *>(lfirst(lc));
@@ -279,26 +374,29 @@ Verdict apply_records(Evaluator &ev, List *records, Snapshot seen, const char *p
                 *correction += is_new ? n : -n;
                 continue;
             }
-            bool full_page = ev.page && end.nrows >= uint64(ev.limit);
+            bool full_page = ev.page && end.nrows >= uint64(ev.limit_value);
             if (!full_page || sorts_into_page(ev, end)) return Verdict::Invalid;
         }
     }
     return Verdict::Kept;
 }
 
-// apply_records inside a subtransaction: an error of the expressions
-// (a cast that fails on a new row) means "cannot tell". Cancels and
-// shutdowns are raised again.
-bool apply_guarded(Evaluator &ev, List *records, Snapshot seen, const char *payload, uint32_t len,
-                   Verdict *verdict, int64 *correction) {
+// Evaluates the records against q's query (apply_records) inside a
+// subtransaction: an error of the expressions (a cast that fails on a new
+// row) means "cannot tell". Cancels and shutdowns are raised again.
+bool evaluate_records(const PreparedQuery &q, const Encoded &key, const Shape &shape, Kind kind, List *records,
+                      Snapshot seen, const char *payload, uint32_t len, Verdict *verdict, int64 *correction) {
     MemoryContext context = CurrentMemoryContext;
     ResourceOwner owner = CurrentResourceOwner;
+    Evaluator *volatile ev = nullptr;
     BeginInternalSubTransaction(nullptr);
     MemoryContextSwitchTo(context);
     bool ok = true;
     PG_TRY();
     {
-        *verdict = apply_records(ev, records, seen, payload, len, correction);
+        ev = evaluator_for(q, shape, kind, key);
+        start_use(*ev, q.params);
+        *verdict = apply_records(*ev, records, seen, payload, len, correction);
         ReleaseCurrentSubTransaction();
     }
     PG_CATCH();
@@ -307,6 +405,9 @@ bool apply_guarded(Evaluator &ev, List *records, Snapshot seen, const char *payl
         ErrorData *error = CopyErrorData();
         FlushErrorState();
         RollbackAndReleaseCurrentSubTransaction();
+        MemoryContextSwitchTo(context);
+        CurrentResourceOwner = owner;
+        if (ev) done_with(q, ev, true);
         if (error->sqlerrcode == ERRCODE_QUERY_CANCELED || error->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
             ReThrowError(error);
         ok = false;
@@ -314,6 +415,7 @@ bool apply_guarded(Evaluator &ev, List *records, Snapshot seen, const char *payl
     PG_END_TRY();
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
+    if (ok) done_with(q, ev, false);
     return ok;
 }
 
@@ -321,6 +423,8 @@ bool apply_guarded(Evaluator &ev, List *records, Snapshot seen, const char *payl
 
 constexpr uint32_t kMaxRecords = 4096;
 constexpr int kMaxCarryAnalyses = 3;
+// Carries of one entry in one call, at most, while commits keep landing.
+constexpr int kMaxCarries = 16;
 
 // Copies, from the delta log, the records of relid on the counters of deps
 // that moved since their stamps, and each counter's current value. False:
@@ -360,13 +464,6 @@ uint32_t dep_index(const Analysis &a, uint32_t slot) {
     return a.ndeps;
 }
 
-TupleDesc relation_descriptor(Oid relid) {
-    Relation rel = table_open(relid, AccessShareLock);
-    TupleDesc desc = CreateTupleDescCopy(RelationGetDescr(rel));
-    table_close(rel, NoLock);
-    return desc;
-}
-
 Result count_result(int64 count, MemoryContext ctx) {
     Result r{static_cast<char *>(MemoryContextAlloc(ctx, sizeof(ResultHeader))), uint32_t(sizeof(ResultHeader))};
     ResultWriter w(r.payload, r.len);
@@ -387,8 +484,8 @@ Oid delta_relation(Query *query, Kind kind) {
     return keeps ? s.relid : InvalidOid;
 }
 
-void settle_with_deltas(Analysis *analysis, Query *query, Kind kind, ParamListInfo params, Snapshot snapshot,
-                        Result *result, MemoryContext result_ctx) {
+void settle_with_deltas(Analysis *analysis, const PreparedQuery &q, const Encoded &key, Kind kind,
+                        Snapshot snapshot, Result *result, MemoryContext result_ctx) {
     Shared &sh = shared_state();
     uint32_t slot = relation_slot(analysis->delta_relid);
     uint32_t at = dep_index(*analysis, slot);
@@ -415,13 +512,11 @@ void settle_with_deltas(Analysis *analysis, Query *query, Kind kind, ParamListIn
     uint64 now;
     if (!collect_records(dep, 1, analysis->delta_relid, &now, &records) || now != current) return;
     Shape s;
-    if (!shape_of(query, kind, &s)) return;
-    Evaluator ev;
-    build_evaluator(&ev, s, kind, params, relation_descriptor(analysis->delta_relid));
+    if (!shape_of(prepared_query_tree(q.plan), kind, &s)) return;
     Verdict verdict;
     int64 correction;
-    bool told = apply_guarded(ev, records, snapshot, result->payload, result->len, &verdict, &correction);
-    free_evaluator(&ev);
+    bool told = evaluate_records(q, key, s, kind, records, snapshot, result->payload, result->len, &verdict,
+                                 &correction);
     if (!told || verdict == Verdict::Invalid) return;
     if (kind == Kind::Count && correction != 0) {
         ResultReader rd(result->payload, result->len);
@@ -434,63 +529,97 @@ void settle_with_deltas(Analysis *analysis, Query *query, Kind kind, ParamListIn
 bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale) {
     Shared &sh = shared_state();
     MemoryContext caller_ctx = CurrentMemoryContext;
-    bool carried = false, corrected = false, told = false, evaluated = false;
+    // A commit in progress on a dependency: wait for it (bounded, as a miss
+    // would) and carry the entry past it, rather than recompute.
+    wait_for_commits_in_progress(stale.deps, stale.ndeps);
+    enum class Outcome { Retry, Unmoved, Kept, Corrected, Invalid, CannotTell } outcome = Outcome::Retry;
     // As on a miss (compute.cpp): the analysis must be no older than the
     // generations read, or the evaluation could be of another query. A
     // catalog change received after them means: analyze again.
-    for (int analyses = 1; analyses <= kMaxCarryAnalyses; analyses++) {
+    for (int analyses = 1; analyses <= kMaxCarryAnalyses && outcome == Outcome::Retry; analyses++) {
         AcceptInvalidationMessages();
         uint64 invalidations_seen = SharedInvalidMessageCounter;
-        if (!same_search_path(call)) break;
+        if (!same_search_path(call)) break;  // not this key's path: compute (and not store)
         Analysis a{};
         PreparedQuery q = prepare_query(call, &a, invalidations_seen, false);
         bool same_deps = a.ndeps == stale.ndeps;
         for (uint32_t i = 0; same_deps && i < a.ndeps; i++) same_deps = a.deps[i].slot == stale.deps[i].slot;
-        if (!OidIsValid(a.delta_relid) || a.uncacheable != Uncacheable::No || !same_deps) {
+        Shape s;
+        if (!OidIsValid(a.delta_relid) || a.uncacheable != Uncacheable::No || !same_deps ||
+            !shape_of(prepared_query_tree(q.plan), call.kind, &s)) {
             SPI_finish();
+            outcome = Outcome::CannotTell;  // the query means something else now
             break;
         }
         MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
-        uint64 *current = static_cast<uint64 *>(palloc(sizeof(uint64) * a.ndeps));
+        auto *current = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * a.ndeps));
+        uint64 *values = static_cast<uint64 *>(palloc(sizeof(uint64) * a.ndeps));
         List *records = NIL;
-        Shape s;
-        bool complete = collect_records(stale.deps, stale.ndeps, a.delta_relid, current, &records) &&
-                        shape_of(prepared_query_tree(q.plan), call.kind, &s);
+        bool complete = collect_records(stale.deps, stale.ndeps, a.delta_relid, values, &records);
+        bool moved = false;
+        for (uint32_t i = 0; i < a.ndeps; i++) {
+            current[i] = stale.deps[i];
+            current[i].generation = values[i];
+            moved |= values[i] != stale.deps[i].generation;
+        }
         AcceptInvalidationMessages();
-        if (complete && SharedInvalidMessageCounter == invalidations_seen) {
-            Evaluator ev;
-            build_evaluator(&ev, s, call.kind, q.params, relation_descriptor(a.delta_relid));
+        if (!complete) {
+            outcome = Outcome::CannotTell;
+        } else if (!moved) {
+            outcome = Outcome::Unmoved;  // the commit it waited for aborted
+        } else if (SharedInvalidMessageCounter == invalidations_seen) {
             Verdict verdict;
-            int64 correction;
-            told = apply_guarded(ev, records, nullptr, stale.payload, stale.payload_len, &verdict, &correction);
-            free_evaluator(&ev);
-            evaluated = true;
-            if (told && verdict == Verdict::Kept) {
-                Result r{stale.payload, stale.payload_len};
-                if (call.kind == Kind::Count) {
-                    ResultReader rd(stale.payload, stale.payload_len);
-                    r = count_result(rd.count() + correction, caller_ctx);
-                    corrected = correction != 0;
+            int64 correction = 0;
+            if (!evaluate_records(q, key, s, call.kind, records, nullptr, stale.payload, stale.payload_len,
+                                  &verdict, &correction))
+                outcome = Outcome::CannotTell;
+            else if (verdict == Verdict::Invalid)
+                outcome = Outcome::Invalid;
+            else if (correction == 0) {
+                // Same payload: advance the stamps in place, or store anew
+                // if the entry is pinned.
+                outcome = Outcome::Kept;
+                if (!sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, current)) {
+                    memcpy(a.deps, current, sizeof(DepStamp) * a.ndeps);
+                    store_result(sh, stats_slot, key, a, Result{stale.payload, stale.payload_len}, nullptr);
                 }
-                for (uint32_t i = 0; i < a.ndeps; i++) {
-                    a.deps[i].generation = current[i];
-                    a.deps[i].flags = stale.deps[i].flags;
-                }
-                carried = store_result(sh, stats_slot, key, a, r, nullptr);
+            } else {
+                outcome = Outcome::Corrected;
+                ResultReader rd(stale.payload, stale.payload_len);
+                memcpy(a.deps, current, sizeof(DepStamp) * a.ndeps);
+                store_result(sh, stats_slot, key, a, count_result(rd.count() + correction, caller_ctx), nullptr);
             }
         }
         MemoryContextSwitchTo(spi_ctx);
         SPI_finish();
-        if (!complete || evaluated) break;
     }
 
-    if (carried)
-        sh.stats.add(stats_slot, corrected ? kDeltaCorrected : kDeltaKept);
-    else {
-        sh.stats.add(stats_slot, kInvalidations);
-        if (!told) sh.stats.add(stats_slot, kDeltaFallbacks);
+    switch (outcome) {
+        case Outcome::Unmoved: return true;
+        case Outcome::Kept: sh.stats.add(stats_slot, kDeltaKept); return true;
+        case Outcome::Corrected: sh.stats.add(stats_slot, kDeltaCorrected); return true;
+        case Outcome::Retry: return false;  // catalogs kept changing: compute this time
+        case Outcome::Invalid:
+        case Outcome::CannotTell:
+            // For good: remove it, so that the readers arriving now miss and
+            // share one computation instead of each trying to carry it.
+            sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, nullptr);
+            sh.stats.add(stats_slot, kInvalidations);
+            if (outcome == Outcome::CannotTell) sh.stats.add(stats_slot, kDeltaFallbacks);
+            return false;
     }
-    return carried;
+    return false;
+}
+
+LookupStatus carry_and_look_up(const Call &call, const Encoded &key, uint32_t stats_slot, CopyOutSink &sink,
+                               uint64_t *pinned) {
+    Shared &sh = shared_state();
+    LookupStatus status = LookupStatus::StaleKept;
+    for (int carries = 0; status == LookupStatus::StaleKept; carries++) {
+        if (carries == kMaxCarries || !carry_forward(call, key, stats_slot, sink)) return LookupStatus::Stale;
+        status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, pinned);
+    }
+    return status;
 }
 
 }  // namespace pgmemo

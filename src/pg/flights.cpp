@@ -27,6 +27,7 @@
 //   - No hangs: waits are interruptible and bounded by pg_memo.wait_timeout;
 //     a backend leading a flight never waits on another one; a computation
 //     that re-enters its own key gets an error.
+#include "delta_apply.hpp"
 #include "memoize.hpp"
 
 extern "C" {
@@ -222,10 +223,15 @@ Role join_or_lead(const Encoded &key, uint32_t stats_slot) {
 Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     Shared &sh = shared_state();
 
-    // The result may have been stored between our miss and our flight.
+    // The result may have been stored between our miss and our flight, or
+    // be an entry kept by deltas that only needs carrying forward.
     CopyOutSink sink;
+    sink.want_stale = true;
     uint64_t pinned = 0;
-    if (sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, &pinned) == LookupStatus::Hit) {
+    LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, &pinned);
+    if (status == LookupStatus::StaleKept)
+        status = leaving_flight_on_error([&] { return carry_and_look_up(call, key, stats_slot, sink, &pinned); });
+    if (status == LookupStatus::Hit) {
         // The check can raise (a relation gone): neither the pin nor the
         // flight may outlive it, even when a savepoint catches the error.
         unrecorded_pin = pinned;

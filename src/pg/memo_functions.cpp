@@ -31,6 +31,12 @@ namespace pgmemo {
 
 namespace {
 
+// A transaction that wrote any watched table must see its own writes,
+// which no other backend's computation contains: no flights for it.
+bool flights_usable(const Encoded &key) {
+    return guc_singleflight && own_writes().count == 0 && flight_allowed(key);
+}
+
 // The memoized result of a call: from the cache, or computed (through a
 // flight when singleflight is on) and stored when allowed.
 Result memoize(const Call &call) {
@@ -51,22 +57,17 @@ Result memoize(const Call &call) {
         CopyOutSink sink;
         sink.want_stale = true;
         LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
-        // An entry kept by deltas that only needs carrying forward: carried,
-        // stored and looked up again (privileges, commits in progress).
-        if (status == LookupStatus::StaleKept && carry_forward(call, key, slot, sink)) {
-            sink.want_stale = false;
-            status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
-        }
+        // An entry kept by deltas that only needs carrying forward: this call
+        // carries it (cheaper than joining a flight, measured: a carry costs
+        // about what waking a flight's waiter does).
+        if (status == LookupStatus::StaleKept) status = carry_and_look_up(call, key, slot, sink);
         if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
             sh.stats.add(slot, kHits);
             return Result{sink.payload, sink.payload_len};
         }
         if (status == LookupStatus::OwnWrites) bypass = true;
     }
-    // A transaction that wrote any watched table must see its own writes,
-    // which no other backend's computation contains: no flights for it.
-    if (!bypass && guc_singleflight && own_writes().count == 0 && flight_allowed(key))
-        return memoize_in_flight(call, key, slot);
+    if (!bypass && flights_usable(key)) return memoize_in_flight(call, key, slot);
     return compute_and_store(call, key, slot, bypass, nullptr);
 }
 

@@ -66,7 +66,7 @@ Slot *free_slot() {
 
 }  // namespace
 
-const PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now) {
+PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now) {
     for (Slot &s : slots) {
         if (!s.used || !s.statement.plan || s.hash != key.hash || s.key_len != key.key_len ||
             memcmp(s.key, key.key, key.key_len) != 0)
@@ -81,14 +81,14 @@ const PreparedStatement *find_statement(const Encoded &key, uint64 invalidations
     return nullptr;
 }
 
-void keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types, int nparams,
-                    const Analysis &analysis, uint64 invalidations_at) {
+PreparedStatement *keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types, int nparams,
+                                  const Analysis &analysis, uint64 invalidations_at) {
     if (!callback_registered) {
         RegisterXactCallback(end_of_transaction, nullptr);
         callback_registered = true;
     }
     Slot *s = free_slot();
-    if (!s) return;
+    if (!s) return nullptr;
     s->context = AllocSetContextCreate(TopMemoryContext, "pg_memo statement", ALLOCSET_SMALL_SIZES);
     s->used = true;  // from here on release() frees the context, if an allocation below fails
     s->key = static_cast<char *>(MemoryContextAlloc(s->context, key.key_len));
@@ -108,12 +108,15 @@ void keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types,
         MemoryContextAlloc(s->context, analysis.meta_len ? analysis.meta_len : 1));
     memcpy(st.analysis.meta, analysis.meta, analysis.meta_len);
     st.invalidations_at = invalidations_at;
+    st.context = s->context;
+    st.delta_evaluator = nullptr;
     if (SPI_keepplan(plan) != 0) {  // last: nothing above may leave a saved plan behind
         release(*s);
-        return;
+        return nullptr;
     }
     st.plan = plan;
     s->in_use = any_in_use = true;
+    return &st;
 }
 
 }  // namespace pgmemo

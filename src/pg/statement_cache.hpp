@@ -19,18 +19,23 @@ struct PreparedStatement {
     int nparams;
     Analysis analysis;        // dependency slots, privilege checks, uncacheable
     uint64 invalidations_at;  // SharedInvalidMessageCounter before the analysis
+    MemoryContext context;    // lives as long as the statement
+    // What delta_apply.cpp built to evaluate row versions against the query,
+    // in a child context of context; nullptr until then.
+    mutable void *delta_evaluator;
 };
 
 // The statement kept for key, if no invalidation message arrived since its
 // analysis (invalidations_now: SharedInvalidMessageCounter after receiving
 // the pending ones), or nullptr. A statement found stays in place until the
 // transaction ends: a nested memo call cannot free a plan in use.
-const PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now);
+PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now);
 
 // Keeps a statement just prepared and analyzed, inside the SPI connection
 // that prepared plan (which it saves), in place of the least recently kept
 // one not in use by this transaction. Keeps nothing when all are in use.
-void keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types, int nparams,
-                    const Analysis &analysis, uint64 invalidations_at);
+// Returns the statement kept, or nullptr.
+PreparedStatement *keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types, int nparams,
+                                  const Analysis &analysis, uint64 invalidations_at);
 
 }  // namespace pgmemo
