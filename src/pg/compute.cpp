@@ -32,6 +32,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
+#include "storage/lmgr.h"
 #include "utils/snapmgr.h"
 }
 
@@ -339,7 +340,11 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
 
         // A result deltas may keep must know its snapshot: which commits it
         // contains (delta_apply.cpp). The same new snapshot either way.
+        // SPI takes its own snapshot after the plan's locks; so must this
+        // one (the query reads that one table): a snapshot taken before
+        // waiting out a TRUNCATE would read the new, empty file.
         bool keep_by_deltas = OidIsValid(analysis->delta_relid) && storable(*analysis, bypass);
+        if (keep_by_deltas) LockRelationOid(analysis->delta_relid, AccessShareLock);
         Snapshot snapshot = keep_by_deltas ? RegisterSnapshot(GetTransactionSnapshot()) : InvalidSnapshot;
         int rc = execute(q, snapshot);
         if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
