@@ -228,6 +228,8 @@ SELECT extversion FROM pg_extension WHERE extname = 'pg_memo_directory';
 SELECT to_regprocedure('directory.cached_count_employees(bigint, jsonb)') AS companion_in_1_0;
 ALTER EXTENSION pg_memo_directory UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pg_memo_directory';
+-- 1.1 watches the table with deltas.
+SELECT deltas FROM memo.watched WHERE table_name = 'directory.employees'::regclass;
 -- The same function as a fresh 1.1 install makes, a member of the extension.
 SELECT md5(pg_get_functiondef('directory.cached_count_employees(bigint, jsonb)'::regprocedure)) = :'fresh_definition'
          AS same_as_fresh,
@@ -251,3 +253,15 @@ SELECT v.scope, v.page, v.filters, p.*
                (2, 1, '{"department": "Sales"}')) AS v(scope, page, filters),
        LATERAL api_page(v.scope, v.page, 20, 'full_name:asc', v.filters) AS p;
 SELECT * FROM count_cache_stats();
+-- Writes after the update are carried: a rename and a hire correct the
+-- count and keep the listing exact, without recomputing the count.
+SELECT directory.cached_count_employees(2) AS before_writes;
+SELECT computations AS count_computations FROM memo.stats
+ WHERE datname = current_database() AND cache_name = 'employees.count' \gset
+SELECT directory.rename_employee(12, 'Ada Delta');
+SELECT directory.hire_employee(2, 'Bob Delta') > 0 AS hired;
+SELECT directory.cached_count_employees(2) = uncached_total(2, '{}') AS count_exact,
+       (SELECT array_agg(c.id) FROM directory.cached_list_employees(2) c)
+         = (SELECT array_agg(u.id) FROM directory.list_employees(2) u) AS page_exact;
+SELECT computations = :count_computations AS count_not_recomputed, delta_corrected > 0 AS corrected
+  FROM memo.stats WHERE datname = current_database() AND cache_name = 'employees.count';
