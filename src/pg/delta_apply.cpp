@@ -553,7 +553,7 @@ bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, co
         }
         MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
         auto *current = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * a.ndeps));
-        uint64 *values = static_cast<uint64 *>(palloc(sizeof(uint64) * a.ndeps));
+        uint64 *values = static_cast<uint64 *>(palloc0(sizeof(uint64) * a.ndeps));
         List *records = NIL;
         bool complete = collect_records(stale.deps, stale.ndeps, a.delta_relid, values, &records);
         bool moved = false;
