@@ -87,10 +87,11 @@ run_one() {  # name, mutation function
 none() { :; }
 snapshot_first() {
   mutate "$1/src/pg/compute.cpp" \
-    's/(\n\s*read_generations\(analysis\);)(.*?int rc = SPI_execute_plan_extended\(q\.plan, &options\);)/$2$1/s'
+    's/(\n\s*read_generations\(analysis\);)(.*?int rc = execute\(q, snapshot\);)/$2$1/s'
 }
 caller_snapshot() {
   mutate "$1/src/pg/compute.cpp" 's/options\.read_only = false;/options.read_only = true;/'
+  mutate "$1/src/pg/compute.cpp" 's/RegisterSnapshot\(GetTransactionSnapshot\(\)\)/RegisterSnapshot(GetActiveSnapshot())/'
 }
 bump_at_precommit() {
   mutate "$1/src/pg/invalidation.cpp" \
@@ -112,7 +113,8 @@ delta_aborted() {
 }
 
 verdict=0
-for m in none snapshot_first caller_snapshot bump_at_precommit waiter_no_recheck delta_twice delta_skipped delta_aborted; do
+# MUTANTS="delta_twice delta_skipped" runs some of them only.
+for m in ${MUTANTS:-none snapshot_first caller_snapshot bump_at_precommit waiter_no_recheck delta_twice delta_skipped delta_aborted}; do
   run_one "$m" "$m"
 done
 echo "outputs in $WORK"
