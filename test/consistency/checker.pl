@@ -9,6 +9,7 @@
 # pg_memo and pg_memo_directory must be installed (scripts/build.sh).
 #
 #   test/consistency/checker.pl --reads 100000 --writers 2 --readers 4
+#   ... --no-deltas   chk.items and directory.employees watched without deltas
 #
 # Run as root it re-runs itself as the postgres OS user (initdb refuses
 # root). Exits 1 if any mismatch was found, a worker failed, fewer than
@@ -24,16 +25,17 @@ use MemoConsistency;
 
 my %opt = (reads => 100_000, writers => 2, readers => 4, 'seed-rows' => 2000, 'pause-ms' => 20,
            'max-seconds' => 4 * 3600, port => 55600 + int rand 100, keep => 0, rng => undef,
-           'cache-size' => '64MB', bindir => undef);
+           'cache-size' => '64MB', bindir => undef, 'no-deltas' => 0);
 GetOptions(\%opt, 'reads=i', 'writers=i', 'readers=i', 'seed-rows=i', 'pause-ms=f', 'max-seconds=i',
-           'port=i', 'keep!', 'rng=i', 'cache-size=s', 'bindir=s')
+           'port=i', 'keep!', 'rng=i', 'cache-size=s', 'bindir=s', 'no-deltas!')
   or die "usage: $0 [--reads N] [--writers N] [--readers N] [--seed-rows N] [--pause-ms MS]"
-       . " [--max-seconds S] [--port P] [--cache-size SIZE] [--rng SEED] [--bindir DIR] [--keep]\n";
+       . " [--max-seconds S] [--port P] [--cache-size SIZE] [--rng SEED] [--bindir DIR] [--keep] [--no-deltas]\n";
 die "--port must be in 55600-55699\n" unless $opt{port} >= 55600 && $opt{port} <= 55699;
 
 if ($> == 0) {
-    my @args = map { ("--$_", $opt{$_}) } grep { $_ ne 'keep' && defined $opt{$_} } sort keys %opt;
+    my @args = map { ("--$_", $opt{$_}) } grep { $_ ne 'keep' && $_ ne 'no-deltas' && defined $opt{$_} } sort keys %opt;
     push @args, '--keep' if $opt{keep};
+    push @args, '--no-deltas' if $opt{'no-deltas'};
     exec('runuser', '-u', 'postgres', '--', $^X, "$FindBin::RealBin/$FindBin::RealScript", @args)
       or die "runuser: $!";
 }
@@ -73,7 +75,7 @@ run_cmd("$bindir/pg_ctl", '-D', $data, '-l', "$dir/server.log", '-w', 'start');
 $started = 1;
 
 my $conn = { psql => "$bindir/psql", host => $dir, port => $opt{port}, dbname => 'postgres' };
-MemoConsistency::setup($conn, seed_rows => $opt{'seed-rows'});
+MemoConsistency::setup($conn, seed_rows => $opt{'seed-rows'}, no_deltas => $opt{'no-deltas'});
 my $n = MemoConsistency::run(conn => $conn, writers => $opt{writers}, readers => $opt{readers},
     reads => $opt{reads}, seed_rows => $opt{'seed-rows'}, pause_ms => $opt{'pause-ms'},
     max_seconds => $opt{'max-seconds'}, dir => $dir, rng => $opt{rng});

@@ -69,7 +69,11 @@ run_one() {  # name, mutation function
   chmod -R a+rX "$WORK"
   echo "=== $name"
   local rc=0
-  perl "$SRC/test/consistency/checker.pl" --bindir "$PREFIX$BINDIR" --reads "$READS" \
+  # The flight mutant runs without deltas: carried entries need no flight,
+  # and the checker then meets too few waiters to catch it.
+  local deltas=
+  [ "$name" = waiter_no_recheck ] && deltas=--no-deltas
+  perl "$SRC/test/consistency/checker.pl" --bindir "$PREFIX$BINDIR" --reads "$READS" $deltas \
        --seed-rows "$SEED_ROWS" --writers 2 --readers 4 --max-seconds 600 >"$WORK/$name.out" 2>&1 || rc=$?
   sed -n '/^checked reads/,/^skipped/p' "$WORK/$name.out"
   # The unmodified build must pass; every mutant must show mismatches (a
