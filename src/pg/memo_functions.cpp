@@ -44,12 +44,13 @@ Result memoize(const Call &call) {
     uint32_t slot = stats_slot_for(VARDATA_ANY(call.cache_name), VARSIZE_ANY_EXHDR(call.cache_name));
     sh.stats.add(slot, kCalls);
 
-    // Transactions with one snapshot must not see newer commits; a standby
+    // pg_memo.enabled = off rules the cache out; transactions with one
+    // snapshot must not see newer commits; a standby
     // has no triggers to invalidate anything; in replica mode (logical
     // replication apply) row triggers may run before the apply worker marks
     // its tables at pre-commit; a transaction that changed names may
     // resolve a query differently than any entry did.
-    bool bypass = IsolationUsesXactSnapshot() || RecoveryInProgress() ||
+    bool bypass = !guc_enabled || IsolationUsesXactSnapshot() || RecoveryInProgress() ||
                   SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_catalogs();
     Encoded key = encode_call(call);
 

@@ -12,6 +12,7 @@ int guc_max_result_size_kb = 1024;
 int guc_max_cache_names = 1000;
 int guc_max_flights = 1024;
 bool guc_singleflight = true;
+bool guc_enabled = true;
 int guc_wait_timeout_ms = 10000;
 int guc_commit_wait_ms = 100;
 int guc_max_delta_rows = 1000;
@@ -36,6 +37,10 @@ void define_settings() {
         "A backend takes part in one flight at a time, so more slots than backends are never "
         "used; at most 65536.",
         &guc_max_flights, 1024, 1, int(kMaxFlights), PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("pg_memo.enabled", "Serves and stores memoized results.",
+                             "Off makes every memo call compute its query directly, counted as a bypass: "
+                             "for ruling the cache out while diagnosing, without changing the queries.",
+                             &guc_enabled, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable("pg_memo.singleflight",
                              "Collapses concurrent misses on one key into one computation.",
                              "Off makes every miss compute, for A/B measurements.", &guc_singleflight, true,

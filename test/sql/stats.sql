@@ -42,3 +42,19 @@ SELECT memo.reset() > 0 AS dropped;
 SELECT entries, used_bytes < 64 * 1024 AS nearly_empty FROM memo.info;
 SELECT entries, bytes FROM memo.stats WHERE cache_name = 'blob';
 DROP TABLE blob;
+
+-- pg_memo.enabled = off: every call computes directly, counted as a bypass,
+-- and sees the INSERT; on again, the cache is used: one computation (the
+-- INSERT invalidated the entry), then a hit
+CREATE TABLE switch (id int);
+INSERT INTO switch SELECT generate_series(1, 3);
+SELECT memo.watch('switch');
+SELECT memo.count('switch', 'SELECT * FROM switch');
+SET pg_memo.enabled = off;
+INSERT INTO switch VALUES (4);
+SELECT memo.count('switch', 'SELECT * FROM switch'), memo.count('switch', 'SELECT * FROM switch');
+SELECT calls, hits, computations, bypasses FROM counters('switch');
+RESET pg_memo.enabled;
+SELECT memo.count('switch', 'SELECT * FROM switch'), memo.count('switch', 'SELECT * FROM switch');
+SELECT calls, hits, computations, bypasses FROM counters('switch');
+DROP TABLE switch;
