@@ -13,7 +13,9 @@
 //   6. execute with a NEW snapshot, taken after 4 (volatile SPI; never the
 //      caller's), so that a commit between 4 and 6 leaves the entry born
 //      stale, never stale forever;
-//   7. store the entry with the generations of 4.
+//   7. a result that deltas may keep is settled: marked exact at its stamp
+//      when the commits its snapshot saw are known (delta_apply.hpp);
+//   8. store the entry with the generations of 4 (or as settled).
 #include "compute.hpp"
 
 extern "C" {

@@ -28,9 +28,10 @@ void settle_with_deltas(Analysis *analysis, const PreparedQuery &q, const Encode
                         Snapshot snapshot, Result *result, MemoryContext result_ctx);
 
 // A stale entry kept by deltas (copied into stale): carries it forward past
-// the deltas committed since its stamp and stores it again, counted in
-// stats_slot. False if it cannot be (a write without a record, a change
-// that reaches the page): the caller recomputes.
+// the deltas committed since its stamp (stamps advanced in place, or the
+// corrected count stored anew), counted in stats_slot. False if it cannot
+// be (a write without a record, a change that reaches the page: then the
+// entry is removed) or not now (catalogs changing): the caller recomputes.
 bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale);
 
 // After a lookup that returned StaleKept into sink: carries the entry and

@@ -23,7 +23,6 @@ namespace {
 
 constexpr int kStatsColumns_1_0 = 22;
 constexpr int kStatsColumns = 25;  // 1.1: delta_kept, delta_corrected, delta_fallbacks
-constexpr int kInfoColumns_1_0 = 5;
 constexpr int kInfoColumns = 8;  // 1.1: delta_log_bytes, delta_records, delta_fallbacks
 
 double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
@@ -83,7 +82,9 @@ Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
     return (Datum)0;
 }
 
-Datum fill_info(FunctionCallInfo fcinfo, int ncolumns) {
+// Fills memo.info: heap_form_tuple takes as many of the values as the
+// caller's result type has columns (1.0's five, or 1.1's eight).
+Datum fill_info(FunctionCallInfo fcinfo) {
     using namespace pgmemo;
     Shared &sh = shared_state();
     StoreInfo info = sh.store.info();
@@ -100,7 +101,6 @@ Datum fill_info(FunctionCallInfo fcinfo, int ncolumns) {
                                   Int64GetDatum(int64(records)),
                                   Int64GetDatum(int64(sh.deltas.fallbacks()))};
     bool nulls[kInfoColumns] = {false};
-    (void)ncolumns;  // heap_form_tuple takes desc's first natts values
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
@@ -182,7 +182,7 @@ Datum pg_memo_flights(PG_FUNCTION_ARGS) {
     return (Datum)0;
 }
 
-Datum pg_memo_info(PG_FUNCTION_ARGS) { return fill_info(fcinfo, kInfoColumns_1_0); }
+Datum pg_memo_info(PG_FUNCTION_ARGS) { return fill_info(fcinfo); }
 
 // ---- versioned entry points -------------------------------------------------
 // The SQL definitions name a C symbol per extension version, as
@@ -223,7 +223,7 @@ Datum pg_memo_stats_1_1(PG_FUNCTION_ARGS) {
 
 Datum pg_memo_info_1_1(PG_FUNCTION_ARGS) {
     check_result_columns(fcinfo, kInfoColumns);
-    return fill_info(fcinfo, kInfoColumns);
+    return fill_info(fcinfo);
 }
 
 Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS) {
