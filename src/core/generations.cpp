@@ -11,13 +11,17 @@ Generations Generations::initialize(void *counters) noexcept {
     for (uint32_t i = 0; i < kSlots; i++) {
         new (&g.counters_[i]) std::atomic<uint64_t>(1);
         new (&g.pending_[i]) std::atomic<uint32_t>(0);
+        new (&g.marks_[i]) std::atomic<uint64_t>(0);
     }
     return g;
 }
 
 Generations Generations::attach(void *counters) noexcept {
+    // counters, then pending counts, then marks (8-byte aligned after them).
     auto *slots = static_cast<std::atomic<uint64_t> *>(counters);
-    return Generations(slots, reinterpret_cast<std::atomic<uint32_t> *>(slots + kSlots));
+    auto *pending = reinterpret_cast<std::atomic<uint32_t> *>(slots + kSlots);
+    auto *marks = reinterpret_cast<std::atomic<uint64_t> *>(pending + kSlots);
+    return Generations(slots, pending, marks);
 }
 
 uint32_t Generations::slot_of(uint32_t dbid, GenerationKind kind, uint32_t oid) noexcept {

@@ -32,6 +32,9 @@ enum class GenerationKind : uint32_t {
     Names = 4,      // names of relations and types, database-wide (object id 0):
                     // what reg* constants and parameters resolved to
     Roles = 5,      // role names, cluster-wide (database 0, object id 0): regrole
+    Definition = 6, // a table's definition, by pg_class OID: its columns, indexes,
+                    // privileges, policies, triggers; bumped with its Relation
+                    // counter by DDL and memo.invalidate, never by row writes
 };
 
 // One dependency of a cache entry: which counter, and its value when read.
@@ -41,10 +44,22 @@ struct DepStamp {
     uint64_t generation;
 };
 
+// Times are microseconds since 2000-01-01 (PostgreSQL's TimestampTz); the
+// core only compares them.
+using Micros = int64_t;
+constexpr Micros kUnknownTime = INT64_MIN;
+
 // On the dependency of an entry kept by deltas (docs/consistency.md,
 // "Deltas"): its result is exactly the table's committed rows as of this
 // stamp, so the deltas after it can carry the entry forward.
 constexpr uint32_t kDeltaStamp = 1;
+
+// On a dependency that only row writes move without changing what the
+// query means (a table's Relation counter, next to its Definition
+// counter): an entry whose other stamps still hold is an older answer to
+// the same question, which a caller may accept within a bound
+// (pg_memo.max_staleness, pg_memo.stale_on_error).
+constexpr uint32_t kDataStamp = 2;
 
 inline bool kept_by_deltas(const DepStamp *deps, uint32_t ndeps) noexcept {
     for (uint32_t i = 0; i < ndeps; i++)
@@ -57,7 +72,7 @@ public:
     static constexpr uint32_t kSlots = 1u << 16;
 
     static size_t shared_size() noexcept {
-        return (sizeof(std::atomic<uint64_t>) + sizeof(std::atomic<uint32_t>)) * kSlots;
+        return (2 * sizeof(std::atomic<uint64_t>) + sizeof(std::atomic<uint32_t>)) * kSlots;
     }
 
     // counters points at shared_size() bytes; initialize once, attach often.
@@ -67,9 +82,32 @@ public:
     static uint32_t slot_of(uint32_t dbid, GenerationKind kind, uint32_t oid) noexcept;
 
     uint64_t read(uint32_t slot) const noexcept { return counters_[slot].load(std::memory_order_seq_cst); }
-    void bump(uint32_t slot) noexcept { counters_[slot].fetch_add(1, std::memory_order_seq_cst); }
-    // The bump, returning the value it produced.
-    uint64_t bump_to(uint32_t slot) noexcept { return counters_[slot].fetch_add(1, std::memory_order_seq_cst) + 1; }
+    // The bump, returning the value it produced. visible_after: a time no
+    // later than the moment the change became visible (a commit's
+    // pre-commit), remembered with the value for invalidated_after.
+    uint64_t bump_to(uint32_t slot, Micros visible_after) noexcept {
+        uint64_t value = counters_[slot].fetch_add(1, std::memory_order_seq_cst) + 1;
+        marks_[slot].store(pack_mark(visible_after, value), std::memory_order_seq_cst);
+        return value;
+    }
+    void bump(uint32_t slot, Micros visible_after) noexcept { (void)bump_to(slot, visible_after); }
+
+    // When the change that moved this stamp's counter first became visible,
+    // at the earliest: known only when exactly one bump followed the stamp
+    // and its mark is still the newest; otherwise kUnknownTime.
+    Micros invalidated_after(const DepStamp &d) const noexcept {
+        uint64_t first = d.generation + 1;
+        if (read(d.slot) != first) return kUnknownTime;
+        uint64_t mark = marks_[d.slot].load(std::memory_order_seq_cst);
+        if ((mark & kTagMask) != (first & kTagMask) || read(d.slot) != first) return kUnknownTime;
+        return Micros(mark >> kTagBits) * 1000;
+    }
+
+    // Warm restart: a counter's value as saved, before any backend runs.
+    void restore(uint32_t slot, uint64_t value) noexcept {
+        counters_[slot].store(value, std::memory_order_relaxed);
+        marks_[slot].store(0, std::memory_order_relaxed);
+    }
 
     // Before the commit is visible, and after its bump (or its abort).
     void begin_commit(uint32_t slot) noexcept { pending_[slot].fetch_add(1, std::memory_order_seq_cst); }
@@ -101,10 +139,21 @@ public:
     }
 
 private:
-    Generations(std::atomic<uint64_t> *counters, std::atomic<uint32_t> *pending)
-        : counters_(counters), pending_(pending) {}
+    // A mark packs the bump's time (milliseconds, rounded down: earlier is
+    // the safe side) above the low bits of the value it produced, so a
+    // reader can tell whether the mark belongs to the bump it asks about.
+    static constexpr int kTagBits = 22;
+    static constexpr uint64_t kTagMask = (uint64_t(1) << kTagBits) - 1;
+    static uint64_t pack_mark(Micros t, uint64_t value) noexcept {
+        uint64_t ms = t > 0 ? uint64_t(t / 1000) : 0;
+        return (ms << kTagBits) | (value & kTagMask);
+    }
+
+    Generations(std::atomic<uint64_t> *counters, std::atomic<uint32_t> *pending, std::atomic<uint64_t> *marks)
+        : counters_(counters), pending_(pending), marks_(marks) {}
     std::atomic<uint64_t> *counters_;
     std::atomic<uint32_t> *pending_;
+    std::atomic<uint64_t> *marks_;  // per slot: the newest bump's time and value (pack_mark)
 };
 
 // A backend's own set of counters its transaction has written. Held in memory

@@ -37,9 +37,38 @@ bool ResultWriter::write_count(int64_t count) noexcept {
     return true;
 }
 
+bool ResultWriter::write_error(int32_t code, const char *message, const char *detail, const char *hint) noexcept {
+    const char *texts[3] = {message ? message : "", detail ? detail : "", hint ? hint : ""};
+    size_t lens[3];
+    for (int i = 0; i < 3; i++) lens[i] = std::strlen(texts[i]);
+    if (pos_ != 0 || cap_ < error_result_size(lens[0], lens[1], lens[2])) return false;
+    header_ = reinterpret_cast<ResultHeader *>(buf_);
+    *header_ = ResultHeader{ResultKind::Error, 0, 0, code};
+    pos_ = sizeof(ResultHeader);
+    for (int i = 0; i < 3; i++) {
+        std::memcpy(buf_ + pos_, texts[i], lens[i] + 1);
+        pos_ += lens[i] + 1;
+    }
+    return true;
+}
+
 ResultReader::ResultReader(const char *buf, size_t len) noexcept : buf_(buf), len_(len) {
     if (len < sizeof(ResultHeader)) return;
     header_ = reinterpret_cast<const ResultHeader *>(buf);
+    if (header_->kind == ResultKind::Error) {
+        // Three NUL-terminated texts, all inside the buffer; no rows.
+        if (header_->nrows != 0) return;
+        size_t at = sizeof(ResultHeader);
+        for (int i = 0; i < 3; i++) {
+            const void *end = at < len ? std::memchr(buf + at, '\0', len - at) : nullptr;
+            if (!end) return;
+            error_texts_[i] = buf + at;
+            at = size_t(static_cast<const char *>(end) - buf) + 1;
+        }
+        pos_ = len;
+        valid_ = true;
+        return;
+    }
     if (header_->kind != ResultKind::Count && header_->kind != ResultKind::Rows) return;
     size_t prefix = header_->kind == ResultKind::Rows ? result_prefix_size(header_->ncolumns)
                                                       : sizeof(ResultHeader);

@@ -42,6 +42,7 @@ struct Store::Entry {
     uint32_t meta_len;
     uint32_t payload_len;
     uint32_t stats_slot;
+    Micros stamped_at;
     std::atomic<uint32_t> pins;                 // flights holding it for waiters
     std::atomic<uint8_t> referenced;            // CLOCK bit, set by hits
     std::atomic<uint8_t> invalidation_counted;  // stats count it once
@@ -119,6 +120,45 @@ uint32_t Store::partition_of(uint64_t hash) const noexcept {
     return uint32_t(hash & (shared_->cfg.npartitions - 1));
 }
 
+uint32_t Store::nbuckets() const noexcept { return shared_->cfg.nbuckets; }
+
+uint64_t Store::bucket_head(uint32_t bucket) const noexcept {
+    return shared_->buckets[bucket].load(std::memory_order_relaxed);
+}
+
+EntryView Store::view_of(const Entry *e) noexcept {
+    return EntryView{e->deps(), e->ndeps, e->meta(), e->meta_len, e->payload(), e->payload_len, e->stamped_at};
+}
+
+void Store::entry_identity(const Entry *e, uint64_t *hash, const char **key, uint32_t *key_len,
+                           uint32_t *stats_slot, uint64_t *next) noexcept {
+    *hash = e->hash;
+    *key = e->key();
+    *key_len = e->key_len;
+    *stats_slot = e->stats_slot;
+    *next = e->next;
+}
+
+// For an entry that is not current. The first commit it misses moved one of
+// its counters; it became visible after the entry's stamp time (the result's
+// snapshot was taken after that), and no earlier than the one bump since the
+// stamp began, when that is known.
+StaleInfo Store::stale_info(const Entry *e) const noexcept {
+    StaleInfo info{e->stamped_at, true, kept_by_deltas(e->deps(), e->ndeps)};
+    Micros first_bump = INT64_MAX;
+    for (uint32_t i = 0; i < e->ndeps; i++) {
+        const DepStamp &d = e->deps()[i];
+        bool pending = gens_.commit_pending(d.slot);
+        bool moved = gens_.read(d.slot) != d.generation;
+        if (!moved && !pending) continue;
+        if (!(d.flags & kDataStamp)) info.data_only = false;
+        Micros t = moved ? gens_.invalidated_after(d) : kUnknownTime;
+        if (t < first_bump) first_bump = t;
+    }
+    if (first_bump != INT64_MAX && first_bump > info.invalidated_after) info.invalidated_after = first_bump;
+    return info;
+}
+
 // Not stale: a commit in progress does not make an entry stale (it may
 // abort), so eviction and invalidation counts do not treat it as such.
 bool Store::entry_is_current(const Entry *e) const noexcept {
@@ -144,21 +184,25 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
         // An entry kept by deltas that is stale, or that a commit in
         // progress hides, may only need carrying forward (past that commit,
         // once it is done): the caller that tries counts what becomes of it.
-        bool kept = stamps != Generations::StampState::Current && kept_by_deltas(e->deps(), e->ndeps);
-        if (kept && sink.accept_stale(e->deps(), e->ndeps, e->meta(), e->meta_len, e->payload(), e->payload_len)) {
-            status = LookupStatus::StaleKept;
-            break;
+        // One whose rows alone moved is an older answer a caller may accept.
+        bool kept = false;
+        if (stamps != Generations::StampState::Current) {
+            StaleInfo info = stale_info(e);
+            kept = info.kept_by_deltas;
+            if ((kept || info.data_only) && sink.accept_stale(view_of(e), info)) {
+                status = kept ? LookupStatus::StaleKept : LookupStatus::StaleCopied;
+                if (!kept && stamps == Generations::StampState::Stale) count_invalidation(e);
+                break;
+            }
         }
         if (stamps == Generations::StampState::Stale) {
-            uint8_t expected = 0;
-            if (!kept_by_deltas(e->deps(), e->ndeps) && e->invalidation_counted.compare_exchange_strong(expected, 1))
-                stats_.add(e->stats_slot, kInvalidations);
+            if (!kept) count_invalidation(e);
             status = LookupStatus::Stale;
         } else if (stamps == Generations::StampState::CommitPending) {
             status = LookupStatus::Miss;  // not servable now; not stale either
         } else if (own_writes.intersects(e->deps(), e->ndeps)) {
             status = LookupStatus::OwnWrites;
-        } else if (sink.accept(e->meta(), e->meta_len, e->payload(), e->payload_len)) {
+        } else if (sink.accept(view_of(e))) {
             // Write the CLOCK bit only when it changes: hits stay read-only
             // on the entry's cache line in the steady state.
             if (!e->referenced.load(std::memory_order_relaxed))
@@ -197,6 +241,12 @@ void Store::release(Entry *chain) noexcept {
     locks_->unlock_allocator();
 }
 
+// Counted once per entry, by whoever finds it stale first.
+void Store::count_invalidation(Entry *e) noexcept {
+    uint8_t expected = 0;
+    if (e->invalidation_counted.compare_exchange_strong(expected, 1)) stats_.add(e->stats_slot, kInvalidations);
+}
+
 void Store::account_removed(Entry *e, Removal reason) noexcept {
     stats_.sub(e->stats_slot, kEntries, 1);
     stats_.sub(e->stats_slot, kBytes, e->alloc_bytes);
@@ -206,9 +256,7 @@ void Store::account_removed(Entry *e, Removal reason) noexcept {
         shared_->evictions.fetch_add(1, std::memory_order_relaxed);
     } else if (reason == Removal::Invalidated && !kept_by_deltas(e->deps(), e->ndeps)) {
         // (an entry kept by deltas is counted by the caller that tried to carry it)
-        uint8_t expected = 0;
-        if (e->invalidation_counted.compare_exchange_strong(expected, 1))
-            stats_.add(e->stats_slot, kInvalidations);
+        count_invalidation(e);
     }
 }
 
@@ -301,6 +349,7 @@ InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes, uint64
     e->meta_len = p.meta_len;
     e->payload_len = p.payload_len;
     e->stats_slot = p.stats_slot;
+    e->stamped_at = p.stamped_at;
     e->pins.store(pinned ? 1 : 0, std::memory_order_relaxed);
     e->referenced.store(1, std::memory_order_relaxed);
     e->invalidation_counted.store(0, std::memory_order_relaxed);
@@ -361,8 +410,7 @@ LookupStatus Store::read_pinned(uint64_t handle, HitSink &sink) const noexcept {
         case Generations::StampState::CommitPending: return LookupStatus::Miss;
         case Generations::StampState::Current: break;
     }
-    return sink.accept(e->meta(), e->meta_len, e->payload(), e->payload_len) ? LookupStatus::Hit
-                                                                             : LookupStatus::SinkFailed;
+    return sink.accept(view_of(e)) ? LookupStatus::Hit : LookupStatus::SinkFailed;
 }
 
 void Store::unpin(uint64_t handle) noexcept {
@@ -403,7 +451,7 @@ uint64_t Store::remove_all() noexcept {
 }
 
 bool Store::revise_stamps(uint64_t hash, const char *key, uint32_t key_len, const DepStamp *from, uint32_t ndeps,
-                          const DepStamp *to) noexcept {
+                          const DepStamp *to, Micros stamped_at) noexcept {
     auto same_entry = [&](const Entry *e) {
         return e->hash == hash && e->key_len == key_len && std::memcmp(e->key(), key, key_len) == 0 &&
                e->ndeps == ndeps && std::memcmp(e->deps(), from, sizeof(DepStamp) * ndeps) == 0;
@@ -422,6 +470,7 @@ bool Store::revise_stamps(uint64_t hash, const char *key, uint32_t key_len, cons
         if (e->pins.load(std::memory_order_relaxed) == 0) {
             auto *deps = const_cast<DepStamp *>(e->deps());
             for (uint32_t i = 0; i < ndeps; i++) deps[i].generation = to[i].generation;
+            e->stamped_at = stamped_at;
             done = true;
         }
         break;

@@ -73,22 +73,46 @@ struct EntryParts {
     const char *payload = nullptr;  // the encoded result
     uint32_t payload_len = 0;
     uint32_t stats_slot = 0;
+    // Read before the generations of deps were (and so before the snapshot
+    // the result was computed with): every commit the result misses became
+    // visible after it.
+    Micros stamped_at = 0;
 };
 
-// Receives a hit's meta and payload while the partition lock is held. It
-// must only copy: no locks, no errors, no waiting.
+// An entry as a sink sees it, valid only during the call.
+struct EntryView {
+    const DepStamp *deps;
+    uint32_t ndeps;
+    const char *meta;
+    uint32_t meta_len;
+    const char *payload;
+    uint32_t payload_len;
+    Micros stamped_at;
+};
+
+// What the store knows about an entry that is not current.
+struct StaleInfo {
+    // The earliest moment the first commit it misses can have become
+    // visible (never later than that): the stamp's time, or the moment the
+    // one bump since the stamp began (Generations::invalidated_after).
+    Micros invalidated_after;
+    // Only kDataStamp dependencies moved (or have a commit in progress): no
+    // DDL, no name or privilege change since it was computed.
+    bool data_only;
+    bool kept_by_deltas;  // kDeltaStamp: carry_forward may bring it up to date
+};
+
+// Receives a hit's entry while the partition lock is held. It must only
+// copy: no locks, no errors, no waiting.
 class HitSink {
 public:
-    virtual bool accept(const char *meta, uint32_t meta_len, const char *payload,
-                        uint32_t payload_len) noexcept = 0;
+    virtual bool accept(const EntryView &entry) noexcept = 0;
 
-    // An entry kept by deltas (kDeltaStamp) that is stale or hidden by a
-    // commit in progress: what carrying it forward needs. Same rules as
-    // accept; by default not wanted.
-    virtual bool accept_stale(const DepStamp *, uint32_t, const char *, uint32_t, const char *,
-                              uint32_t) noexcept {
-        return false;
-    }
+    // An entry that is stale or hidden by a commit in progress, offered when
+    // it is kept by deltas (carrying it forward) or only its rows moved (a
+    // caller that accepts a bounded staleness). Same rules as accept; by
+    // default not wanted.
+    virtual bool accept_stale(const EntryView &, const StaleInfo &) noexcept { return false; }
 
 protected:
     // Not virtual and trivial: a sink may live in a frame that a PostgreSQL
@@ -101,6 +125,8 @@ enum class LookupStatus {
     Stale,      // an entry, but a dependency's generation moved on
     StaleKept,  // an entry kept by deltas, stale or hidden by a commit in progress:
                 // the sink has a copy (accept_stale)
+    StaleCopied,  // another entry that is not current, whose copy the sink took
+                  // (accept_stale): only its rows moved
     OwnWrites,  // an entry, but this transaction wrote one of its dependencies
     Hit,        // the sink received a current entry
     SinkFailed  // the sink could not take it (out of local memory)
@@ -164,7 +190,13 @@ public:
     // or be current again). False if the entry is not there any more (or
     // was replaced, or is pinned).
     bool revise_stamps(uint64_t hash, const char *key, uint32_t key_len, const DepStamp *from, uint32_t ndeps,
-                       const DepStamp *to) noexcept;
+                       const DepStamp *to, Micros stamped_at = 0) noexcept;
+
+    // Calls visit(hash, key, key_len, stats_slot, entry) for every linked
+    // entry, one partition at a time under its shared lock (warm restart's
+    // save). visit must only copy, as a HitSink does.
+    template <class Visit>
+    void for_each_entry(Visit visit) noexcept;
 
     uint64_t remove_all() noexcept;    // returns entries removed
     uint64_t remove_stale() noexcept;  // entries whose generations moved on
@@ -173,6 +205,13 @@ public:
 private:
     struct Shared;
     struct Entry;
+
+    uint32_t nbuckets() const noexcept;
+    uint64_t bucket_head(uint32_t bucket) const noexcept;
+    static EntryView view_of(const Entry *e) noexcept;
+    static void entry_identity(const Entry *e, uint64_t *hash, const char **key, uint32_t *key_len,
+                               uint32_t *stats_slot, uint64_t *next) noexcept;
+    StaleInfo stale_info(const Entry *e) const noexcept;
 
     static size_t header_size(const StoreConfig &cfg) noexcept;
     static char *arena_start(void *mem, const StoreConfig &cfg) noexcept;
@@ -183,6 +222,7 @@ private:
     void *allocate_evicting(uint64_t bytes) noexcept;
     void release(Entry *chain) noexcept;
     void account_removed(Entry *e, Removal reason) noexcept;
+    void count_invalidation(Entry *e) noexcept;
     bool evict_for(uint64_t bytes) noexcept;
 
     template <class ShouldRemove>
@@ -194,5 +234,23 @@ private:
     StatsTable stats_;
     StoreLocks *locks_;
 };
+
+template <class Visit>
+void Store::for_each_entry(Visit visit) noexcept {
+    uint32_t n = nbuckets();
+    for (uint32_t b = 0; b < n; b++) {
+        uint32_t part = partition_of(b);  // a bucket's low bits are its hashes' low bits
+        locks_->lock_partition(part, false);
+        for (const Entry *e = entry_at(bucket_head(b)); e;) {
+            uint64_t hash, next;
+            const char *key;
+            uint32_t key_len, stats_slot;
+            entry_identity(e, &hash, &key, &key_len, &stats_slot, &next);
+            visit(hash, key, key_len, stats_slot, view_of(e));
+            e = entry_at(next);
+        }
+        locks_->unlock_partition(part);
+    }
+}
 
 }  // namespace pgmemo

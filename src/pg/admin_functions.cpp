@@ -32,10 +32,12 @@ Datum pg_memo_invalidate(PG_FUNCTION_ARGS) {
         aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(relid)), get_rel_name(relid));
     List *rels = find_all_inheritors(relid, AccessShareLock, nullptr);
     ListCell *lc;
+    TimestampTz now = GetCurrentTimestamp();
     foreach (lc, rels) {
-        uint32_t slot = pgmemo::relation_slot(lfirst_oid(lc));
-        pgmemo::mark_written(slot);
-        sh.gens.bump(slot);
+        Oid rel = lfirst_oid(lc);
+        pgmemo::mark_relation_changed(rel);
+        sh.gens.bump(pgmemo::relation_slot(rel), now);
+        sh.gens.bump(pgmemo::definition_slot(rel), now);
     }
     PG_RETURN_VOID();
 }

@@ -49,6 +49,7 @@ namespace {
 
 struct Collector {
     uint32_t *slots;
+    uint32_t *slot_flags;  // kDataStamp when only row writes move it (every add said so)
     uint32_t nslots, capacity;
     const Query *query;    // the query whose range table is being walked
     List *permissions;     // of RelationPermission *: the executor's checks
@@ -62,13 +63,20 @@ struct Collector {
     Uncacheable uncacheable;
 };
 
-void add_slot(Collector *c, uint32_t slot) {
+// flags: kDataStamp for a table's Relation counter. A counter that two
+// objects share keeps the flag only if both added it with the flag.
+void add_slot(Collector *c, uint32_t slot, uint32_t flags = 0) {
     for (uint32_t i = 0; i < c->nslots; i++)
-        if (c->slots[i] == slot) return;
+        if (c->slots[i] == slot) {
+            c->slot_flags[i] &= flags;
+            return;
+        }
     if (c->nslots == c->capacity) {
         c->capacity *= 2;
         c->slots = static_cast<uint32_t *>(repalloc(c->slots, c->capacity * sizeof(uint32_t)));
+        c->slot_flags = static_cast<uint32_t *>(repalloc(c->slot_flags, c->capacity * sizeof(uint32_t)));
     }
+    c->slot_flags[c->nslots] = flags;
     c->slots[c->nslots++] = slot;
 }
 
@@ -119,14 +127,32 @@ void add_table(Collector *c, Oid relid) {
     if (state == WatchState::NotWatched) {
         char *name = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
                                                 get_rel_name(relid));
+        if (guc_unwatched_tables == kUnwatchedCompute) {
+            // Computed and not stored: a table unwatched by mistake slows the
+            // API down instead of taking it down. Said once per session.
+            static bool warned = false;
+            if (!warned)
+                ereport(WARNING, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                                  errmsg("table %s is not watched by pg_memo: its queries run uncached", name),
+                                  errdetail("pg_memo.unwatched_tables is compute; this warning is given once "
+                                            "per session, and memo.stats counts the calls as bypasses."),
+                                  errhint("Run SELECT memo.watch('%s'); as its owner.", name)));
+            warned = true;
+            c->uncacheable = Uncacheable::NotWatched;
+            return;
+        }
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                         errmsg("table %s is not watched by pg_memo", name),
                         errhint("Run SELECT memo.watch('%s'); as its owner, so that writes to it "
-                                "invalidate cached results.",
+                                "invalidate cached results, or set pg_memo.unwatched_tables to compute "
+                                "to run such queries uncached.",
                                 name)));
     }
     if (state == WatchState::Disabled) c->uncacheable = Uncacheable::TriggersDisabled;
-    add_slot(c, relation_slot(relid));
+    // Rows and definition apart: an entry whose rows alone moved is an
+    // older answer to the same question (pg_memo.max_staleness).
+    add_slot(c, relation_slot(relid), kDataStamp);
+    add_slot(c, definition_slot(relid));
 }
 
 void add_relation(Collector *c, RangeTblEntry *rte) {
@@ -501,6 +527,7 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     Collector c{};
     c.capacity = 16;
     c.slots = static_cast<uint32_t *>(palloc(c.capacity * sizeof(uint32_t)));
+    c.slot_flags = static_cast<uint32_t *>(palloc(c.capacity * sizeof(uint32_t)));
     c.uncacheable = Uncacheable::No;
 
     collect_walker(reinterpret_cast<Node *>(query), &c);
@@ -543,7 +570,10 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
 
     out->ndeps = c.nslots;
     out->deps = static_cast<DepStamp *>(palloc0(sizeof(DepStamp) * c.nslots));
-    for (uint32_t i = 0; i < c.nslots; i++) out->deps[i].slot = c.slots[i];
+    for (uint32_t i = 0; i < c.nslots; i++) {
+        out->deps[i].slot = c.slots[i];
+        out->deps[i].flags = c.slot_flags[i];
+    }
     out->meta = encode_privilege_checks(c.permissions, c.privileges, &out->meta_len);
     out->uncacheable = c.uncacheable;
 }

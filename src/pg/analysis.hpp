@@ -12,6 +12,7 @@ enum class Uncacheable {
     TriggersDisabled,  // a watched table's trigger is not enabled ALWAYS
     CatalogsChanging,  // catalog changes kept arriving while it was analyzed, or
                        // the search path changed since the call was keyed
+    NotWatched,        // a table it reads is not watched (pg_memo.unwatched_tables = compute)
 };
 
 // What a computed result depends on, and what a hit must re-check.
@@ -22,6 +23,9 @@ struct Analysis {
     uint32_t meta_len;
     Uncacheable uncacheable;
     Oid delta_relid;  // the table deltas can keep an entry for, or InvalidOid (delta_apply.hpp)
+    // When the generations in deps were read (0 until then): every commit the
+    // result misses became visible after it (EntryParts::stamped_at).
+    TimestampTz stamped_at;
 };
 
 // Checks that query is one cacheable SELECT over watched tables (ERROR if

@@ -173,7 +173,7 @@ CatalogCounter counter_for_catalog_cache(int cache_id) {
 bool mark_invalidation(const SharedInvalidationMessage &m, bool *changed_watched) {
     if (m.id == SHAREDINVALRELCACHE_ID) {
         if (m.rc.dbId != MyDatabaseId || !OidIsValid(m.rc.relId)) return false;
-        mark_written(relation_slot(m.rc.relId));
+        mark_relation_changed(m.rc.relId);
         if (changed_watched && !*changed_watched && is_watched(m.rc.relId)) *changed_watched = true;
         return false;
     }
@@ -208,7 +208,7 @@ void note_relation_change(ObjectAccessType access, Oid relid, int sub_id, void *
     bool whole_relation = sub_id == 0;
     // At once, so that this transaction bypasses the relation's entries
     // (a new column is a POST_CREATE of the column).
-    if (access != OAT_POST_CREATE || !whole_relation) mark_written(relation_slot(relid));
+    if (access != OAT_POST_CREATE || !whole_relation) mark_relation_changed(relid);
     // Internal changes (the new heap of VACUUM FULL, CLUSTER or a table
     // rewrite) keep every name where it was.
     if (!whole_relation || is_internal(access, arg)) return;
@@ -255,8 +255,8 @@ void note_constraint_change(ObjectAccessType access, Oid constraint) {
 // change, though its relcache is not always invalidated (a second
 // inheritance child leaves the parent's pg_class row alone).
 void note_inheritance_change(Oid child, void *arg) {
-    mark_written(relation_slot(child));
-    if (arg) mark_written(relation_slot(static_cast<ObjectAccessPostAlter *>(arg)->auxiliary_id));
+    mark_relation_changed(child);
+    if (arg) mark_relation_changed(static_cast<ObjectAccessPostAlter *>(arg)->auxiliary_id);
 }
 
 // Catalogs whose objects a query's text resolves to outside its relations.

@@ -330,6 +330,9 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
 
         // The order is the protocol: generations first, snapshot second. A
         // commit in between leaves this entry born stale, never stale forever.
+        // The clock before both: a commit the result misses became visible
+        // after it.
+        analysis->stamped_at = GetCurrentTimestamp();
         read_generations(analysis);
         AcceptInvalidationMessages();
         if (SharedInvalidMessageCounter != invalidations_seen && storable(*analysis, bypass)) {
@@ -380,6 +383,7 @@ bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis 
     parts.payload = r.payload;
     parts.payload_len = r.len;
     parts.stats_slot = slot;
+    parts.stamped_at = a.stamped_at;
     if (sh.store.insert(parts, ~uint64_t(0), pinned) == InsertStatus::Stored) return true;
     sh.stats.add(slot, kTooLarge);
     return false;

@@ -555,6 +555,11 @@ bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, co
         auto *current = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * a.ndeps));
         uint64 *values = static_cast<uint64 *>(palloc0(sizeof(uint64) * a.ndeps));
         List *records = NIL;
+        // The carried entry's stamp time: a commit it misses bumps after the
+        // values below are read; it became visible after this moment unless
+        // it was already announced, and then the entry keeps its old time.
+        TimestampTz carried_at = GetCurrentTimestamp();
+        if (sh.gens.any_commit_pending(stale.deps, stale.ndeps)) carried_at = stale.stamped_at;
         bool complete = collect_records(stale.deps, stale.ndeps, a.delta_relid, values, &records);
         bool moved = false;
         for (uint32_t i = 0; i < a.ndeps; i++) {
@@ -579,14 +584,17 @@ bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, co
                 // Same payload: advance the stamps in place, or store anew
                 // if the entry is pinned.
                 outcome = Outcome::Kept;
-                if (!sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, current)) {
+                if (!sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, current,
+                                            carried_at)) {
                     memcpy(a.deps, current, sizeof(DepStamp) * a.ndeps);
+                    a.stamped_at = carried_at;
                     store_result(sh, stats_slot, key, a, Result{stale.payload, stale.payload_len}, nullptr);
                 }
             } else {
                 outcome = Outcome::Corrected;
                 ResultReader rd(stale.payload, stale.payload_len);
                 memcpy(a.deps, current, sizeof(DepStamp) * a.ndeps);
+                a.stamped_at = carried_at;
                 store_result(sh, stats_slot, key, a, count_result(rd.count() + correction, caller_ctx), nullptr);
             }
         }

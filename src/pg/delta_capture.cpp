@@ -167,7 +167,7 @@ void reserve_delta_records(const SlotSetView &coarse) {
     }
 }
 
-bool bump_with_delta_record(uint32_t slot) {
+bool bump_with_delta_record(uint32_t slot, Micros visible_after) {
     for (uint32_t i = 0; i < ntables; i++) {
         RowWrites &t = tables[i];
         if (t.slot != slot || !t.reserved) continue;
@@ -175,7 +175,7 @@ bool bump_with_delta_record(uint32_t slot) {
         // One step under the lock: a reader sees the new value and its
         // record together, or neither.
         LWLockAcquire(delta_lock(), LW_EXCLUSIVE);
-        uint64_t generation = sh.gens.bump_to(slot);
+        uint64_t generation = sh.gens.bump_to(slot, visible_after);
         if (!sh.deltas.publish(t.position, generation)) sh.deltas.note_fallback();  // overwritten meanwhile
         LWLockRelease(delta_lock());
         return true;

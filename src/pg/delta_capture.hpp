@@ -21,7 +21,7 @@ void reserve_delta_records(const SlotSetView &coarse);
 
 // After the commit is visible: bumps slot and publishes its record, under
 // the delta log's lock. False if slot has no record (bump it plainly).
-bool bump_with_delta_record(uint32_t slot);
+bool bump_with_delta_record(uint32_t slot, Micros visible_after);
 
 // The transaction ended: forget its rows.
 void forget_row_writes();

@@ -63,6 +63,10 @@ bool wrote_watched_rows = false;  // a watched table's trigger fired
 bool purge_after_commit = false;  // it dropped relations: free their entries
 uint32_t pending_count = 0;       // written_slots[0..n) whose commit is announced
 bool commit_to_publish = false;   // committed; bumped once its invalidations are out
+// Read at pre-commit (or pre-prepare), before the commit can be visible: the
+// bumps carry it as the earliest moment their change can have become
+// visible (Generations::invalidated_after).
+Micros commit_began_at = 0;
 
 // Announces the commit on every marked counter before it becomes visible
 // (see Generations): until the bump, no entry depending on them is current.
@@ -119,7 +123,8 @@ void publish_commit() {
     if (written_count > 0) {
         Shared &sh = shared_state();
         for (uint32_t i = 0; i < written_count; i++)
-            if (!bump_with_delta_record(written_slots[i])) sh.gens.bump(written_slots[i]);
+            if (!bump_with_delta_record(written_slots[i], commit_began_at))
+                sh.gens.bump(written_slots[i], commit_began_at);
         end_commit();
         // A dropped table's entries can never be hit again: give
         // their memory back now rather than when eviction finds them.
@@ -131,6 +136,7 @@ void publish_commit() {
 void memo_xact_callback(XactEvent event, void *) {
     switch (event) {
         case XACT_EVENT_PRE_COMMIT:
+            commit_began_at = GetCurrentTimestamp();
             purge_after_commit = mark_catalog_changes(false).dropped_relations;
             mark_subscription_relations();
             // The records are filled before the commit is announced: the
@@ -139,6 +145,7 @@ void memo_xact_callback(XactEvent event, void *) {
             if (written_count > 0) begin_commit();
             break;
         case XACT_EVENT_PRE_PREPARE: {
+            commit_began_at = GetCurrentTimestamp();
             // Marks are bumped at PREPARE. That is safe only for DDL whose
             // locks keep every reader of the relation out until COMMIT
             // PREPARED; writes, name changes and changes to watched tables
@@ -184,6 +191,10 @@ uint32_t relation_slot(Oid relid) {
     return Generations::slot_of(MyDatabaseId, GenerationKind::Relation, relid);
 }
 
+uint32_t definition_slot(Oid relid) {
+    return Generations::slot_of(MyDatabaseId, GenerationKind::Definition, relid);
+}
+
 SlotSetView own_writes() { return SlotSetView{written_slots, written_count, written_filter}; }
 
 namespace {
@@ -201,6 +212,11 @@ void mark_written(uint32_t slot) {
     if (SlotSetView{coarse_slots, coarse_count, coarse_filter}.contains(slot)) return;
     append_kept(&coarse_slots, &coarse_count, &coarse_capacity, slot);
     coarse_filter |= SlotSetView::filter_bit(slot);
+}
+
+void mark_relation_changed(Oid relid) {
+    mark_written(relation_slot(relid));
+    mark_written(definition_slot(relid));
 }
 
 void mark_rows_written(Oid relid, TriggerEvent event) {

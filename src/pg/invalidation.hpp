@@ -20,11 +20,17 @@ SlotSetView own_writes();
 // transaction bypasses entries that depend on it until then.
 void mark_written(uint32_t slot);
 
+// A relation's definition changed (DDL, memo.invalidate): its Relation and
+// Definition counters are both marked, so no caller accepts an older answer
+// over it (pg_memo.max_staleness).
+void mark_relation_changed(Oid relid);
+
 // A watched table's trigger fired: its rows are being written. Unlike
 // mark_written, this leaves the counter free to be bumped with a delta
 // record (delta_capture.hpp).
 void mark_rows_written(Oid relid, TriggerEvent event);
 
-uint32_t relation_slot(Oid relid);
+uint32_t relation_slot(Oid relid);    // its rows (and definition)
+uint32_t definition_slot(Oid relid);  // its definition only
 
 }  // namespace pgmemo

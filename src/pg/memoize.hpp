@@ -19,33 +19,40 @@ public:
     uint32_t payload_len = 0;
     char *meta = nullptr;
     uint32_t meta_len = 0;
+    Micros stamped_at = 0;
 
-    bool accept(const char *m, uint32_t ml, const char *p, uint32_t pl) noexcept override {
-        size_t meta_at = MAXALIGN(size_t(pl));
-        char *buf = static_cast<char *>(palloc_extended(meta_at + ml + 1, MCXT_ALLOC_NO_OOM | MCXT_ALLOC_HUGE));
+    bool accept(const EntryView &e) noexcept override {
+        size_t meta_at = MAXALIGN(size_t(e.payload_len));
+        char *buf = static_cast<char *>(
+            palloc_extended(meta_at + e.meta_len + 1, MCXT_ALLOC_NO_OOM | MCXT_ALLOC_HUGE));
         if (!buf) return false;
-        memcpy(buf, p, pl);
-        memcpy(buf + meta_at, m, ml);
+        memcpy(buf, e.payload, e.payload_len);
+        memcpy(buf + meta_at, e.meta, e.meta_len);
         payload = buf;
-        payload_len = pl;
+        payload_len = e.payload_len;
         meta = buf + meta_at;
-        meta_len = ml;
+        meta_len = e.meta_len;
+        stamped_at = e.stamped_at;
         return true;
     }
 
     // With want_stale, a stale entry kept by deltas is copied too, with its
-    // dependencies, for carry_forward (delta_apply.hpp).
+    // dependencies, for carry_forward (delta_apply.hpp); with want_older, so
+    // is one whose rows alone moved, for a caller that accepts an older
+    // answer (pg_memo.max_staleness, pg_memo.stale_on_error).
     bool want_stale = false;
+    bool want_older = false;
     DepStamp *deps = nullptr;
     uint32_t ndeps = 0;
+    StaleInfo stale{};
 
-    bool accept_stale(const DepStamp *d, uint32_t nd, const char *m, uint32_t ml, const char *p,
-                      uint32_t pl) noexcept override {
-        if (!want_stale) return false;
-        deps = static_cast<DepStamp *>(palloc_extended(sizeof(DepStamp) * nd, MCXT_ALLOC_NO_OOM));
-        if (!deps || !accept(m, ml, p, pl)) return false;
-        memcpy(deps, d, sizeof(DepStamp) * nd);
-        ndeps = nd;
+    bool accept_stale(const EntryView &e, const StaleInfo &info) noexcept override {
+        if (!(info.kept_by_deltas ? want_stale || want_older : want_older)) return false;
+        deps = static_cast<DepStamp *>(palloc_extended(sizeof(DepStamp) * e.ndeps, MCXT_ALLOC_NO_OOM));
+        if (!deps || !accept(e)) return false;
+        memcpy(deps, e.deps, sizeof(DepStamp) * e.ndeps);
+        ndeps = e.ndeps;
+        stale = info;
         return true;
     }
 };

@@ -17,6 +17,16 @@ int guc_wait_timeout_ms = 10000;
 int guc_commit_wait_ms = 100;
 int guc_max_delta_rows = 1000;
 int guc_delta_log_size_kb = 8 * 1024;
+int guc_max_staleness_ms = 0;
+int guc_stale_on_error_ms = 0;
+int guc_error_ttl_ms = 0;
+bool guc_save = true;
+int guc_unwatched_tables = kUnwatchedError;
+
+namespace {
+const struct config_enum_entry unwatched_options[] = {
+    {"error", kUnwatchedError, false}, {"compute", kUnwatchedCompute, false}, {nullptr, 0, false}};
+}  // namespace
 
 void define_settings() {
     DefineCustomIntVariable("pg_memo.cache_size", "Size of the shared arena that holds cached results.",
@@ -67,6 +77,36 @@ void define_settings() {
         "overwritten, and an entry that needs an overwritten one is recomputed.",
         &guc_delta_log_size_kb, 8 * 1024, 64, MAX_KILOBYTES, PGC_POSTMASTER, GUC_UNIT_KB, nullptr, nullptr,
         nullptr);
+    DefineCustomEnumVariable(
+        "pg_memo.unwatched_tables", "What a memo call over a table that is not watched does.",
+        "error raises SQLSTATE 55000; compute runs the query without caching it, counted as a "
+        "bypass, with a WARNING once per session.",
+        &guc_unwatched_tables, kUnwatchedError, unwatched_options, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.max_staleness",
+        "How long after the commit that invalidated it a result may still be served.",
+        "0 (the default) serves only exact results. Otherwise a result whose tables' rows changed "
+        "at most this long ago is served at once while one caller recomputes it; never after DDL, "
+        "to a transaction that wrote its tables, or under REPEATABLE READ or SERIALIZABLE.",
+        &guc_max_staleness_ms, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.stale_on_error",
+        "How long after the commit that invalidated it a result may replace a failed recomputation.",
+        "0 (the default) raises the error. Otherwise an error of the query, a lock timeout or a "
+        "statement timeout returns the previous result, with a WARNING, if its rows changed at "
+        "most this long ago.",
+        &guc_stale_on_error_ms, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.error_ttl", "How long the error of a failed computation is remembered for its key.",
+        "0 (the default) remembers nothing. Otherwise later calls with the same key get the same "
+        "error without running the query, until this time has passed or a commit changes what "
+        "the query read. Cancels, timeouts and lost leaders are never remembered.",
+        &guc_error_ttl_ms, 0, 0, INT_MAX, PGC_USERSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pg_memo.save", "Saves the cache at a clean shutdown and restores it at the next start.",
+        "Restored only when the server starts from that shutdown's own checkpoint; see "
+        "docs/reference.md, \"Warm restart\".",
+        &guc_save, true, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_memo");
 }
 

@@ -14,6 +14,14 @@ extern int guc_wait_timeout_ms;     // pg_memo.wait_timeout
 extern int guc_commit_wait_ms;      // pg_memo.commit_wait_timeout
 extern int guc_max_delta_rows;      // pg_memo.max_delta_rows
 extern int guc_delta_log_size_kb;   // pg_memo.delta_log_size
+extern int guc_max_staleness_ms;    // pg_memo.max_staleness
+extern int guc_stale_on_error_ms;   // pg_memo.stale_on_error
+extern int guc_error_ttl_ms;        // pg_memo.error_ttl
+extern bool guc_save;               // pg_memo.save
+
+// pg_memo.unwatched_tables: what a call over a table that is not watched does.
+enum UnwatchedTables { kUnwatchedError, kUnwatchedCompute };
+extern int guc_unwatched_tables;
 
 // Defines them; called from _PG_init.
 void define_settings();

@@ -210,7 +210,13 @@ inline std::string check_result_decode(const uint8_t *data, size_t size) {
         return "";
     }
     if (size < sizeof(ResultHeader)) return "a result shorter than its header is valid";
-    if (rd.kind() != ResultKind::Count && rd.kind() != ResultKind::Rows) return "unknown kind accepted";
+    if (rd.kind() != ResultKind::Count && rd.kind() != ResultKind::Rows && rd.kind() != ResultKind::Error)
+        return "unknown kind accepted";
+    if (rd.kind() == ResultKind::Error) {
+        for (const char *t : {rd.error_message(), rd.error_detail(), rd.error_hint()})
+            if (!inside(t, std::strlen(t) + 1, buf, size)) return "an error text reaches past the buffer";
+        if (rd.nrows() != 0) return "an error result has rows";
+    }
     if (rd.kind() == ResultKind::Rows) {
         size_t cols = size_t(rd.ncolumns()) * sizeof(ColumnType);
         if (!inside(reinterpret_cast<const char *>(rd.columns()), cols, buf, size))
@@ -232,7 +238,28 @@ inline std::string check_result_decode(const uint8_t *data, size_t size) {
 // writer given too little room refuses instead of writing past it.
 inline std::string check_result_round_trip(const uint8_t *data, size_t size) {
     ByteReader in(data, size);
-    if (in.byte() % 4 == 0) {
+    uint8_t family = in.byte();
+    if (family % 8 == 1) {
+        int32_t code = int32_t(in.u32());
+        std::string texts[3];
+        for (auto &t : texts) {
+            t = in.bytes(in.byte() % 40);
+            t.erase(std::remove(t.begin(), t.end(), '\0'), t.end());
+        }
+        size_t needed = error_result_size(texts[0].size(), texts[1].size(), texts[2].size());
+        std::unique_ptr<char[]> buf(new char[needed]);
+        if (ResultWriter(buf.get(), needed - 1).write_error(code, texts[0].c_str(), texts[1].c_str(), texts[2].c_str()))
+            return "write_error wrote past a short buffer";
+        ResultWriter w(buf.get(), needed);
+        if (!w.write_error(code, texts[0].c_str(), texts[1].c_str(), texts[2].c_str()))
+            return "write_error refused a buffer of the right size";
+        ResultReader rd(buf.get(), w.size());
+        if (!rd.valid() || rd.kind() != ResultKind::Error || rd.error_code() != code ||
+            texts[0] != rd.error_message() || texts[1] != rd.error_detail() || texts[2] != rd.error_hint())
+            return "error round trip";
+        return "";
+    }
+    if (family % 4 == 0) {
         uint64_t high = in.u32();
         int64_t count = int64_t(high << 32 | in.u32());
         std::unique_ptr<char[]> buf(new char[sizeof(ResultHeader)]);

@@ -52,3 +52,17 @@ TEST(ResultFormat, TruncatedBufferIsInvalid) {
     ASSERT_TRUE(w.write_count(1));
     EXPECT_FALSE(ResultReader(buf, 4).valid());
 }
+
+TEST(ResultFormat, ErrorRoundTrip) {
+    std::vector<char> buf(error_result_size(5, 0, 4) + 8);
+    ResultWriter w(buf.data(), buf.size());
+    ASSERT_TRUE(w.write_error(12345, "boom!", nullptr, "hint"));
+    ResultReader rd(buf.data(), w.size());
+    ASSERT_TRUE(rd.valid());
+    EXPECT_EQ(rd.kind(), ResultKind::Error);
+    EXPECT_EQ(rd.error_code(), 12345);
+    EXPECT_STREQ(rd.error_message(), "boom!");
+    EXPECT_STREQ(rd.error_detail(), "");
+    EXPECT_STREQ(rd.error_hint(), "hint");
+    EXPECT_FALSE(ResultReader(buf.data(), w.size() - 1).valid()) << "a cut text is refused";
+}

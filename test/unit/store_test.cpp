@@ -65,7 +65,7 @@ TEST(Store, GenerationBumpMakesEntryStale) {
     TestStore t(1 << 20);
     uint32_t slot = store_watching(t, 16384, 9, "q");
     EXPECT_EQ(lookup(t, 9, "q"), LookupStatus::Hit);
-    t.gens.bump(slot);
+    t.gens.bump(slot, 0);
     EXPECT_EQ(lookup(t, 9, "q"), LookupStatus::Stale);
     EXPECT_EQ(lookup(t, 9, "q"), LookupStatus::Stale);
     EXPECT_EQ(t.stats.get(1, kInvalidations), 1u) << "an invalidated entry is counted once";
@@ -81,7 +81,7 @@ TEST(Store, CommitInProgressHidesTheEntry) {
     EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Hit);
     t.gens.begin_commit(slot);
     EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Miss) << "announced, not yet bumped";
-    t.gens.bump(slot);
+    t.gens.bump(slot, 0);
     t.gens.end_commit(slot);
     EXPECT_FALSE(t.gens.commit_pending(slot));
     EXPECT_EQ(lookup(t, 7, "q"), LookupStatus::Stale) << "bumped: stale for good";
@@ -189,4 +189,138 @@ TEST(Store, ConcurrentHitsAndInserts) {
     for (auto &th : threads) th.join();
     EXPECT_EQ(wrong.load(), 0);
     EXPECT_EQ(t.store.info().entries, 64u);
+}
+
+// ---- older answers: stale entries a caller may accept within a bound --------
+
+namespace {
+
+// An entry over one table: its Relation counter (rows, kDataStamp) and its
+// Definition counter (DDL), stamped at the given time.
+struct TableEntry {
+    uint32_t rows, definition;
+};
+
+TableEntry store_table_entry(TestStore &t, uint32_t relid, uint64_t hash, const char *key, Micros stamped_at) {
+    TableEntry te{Generations::slot_of(1, GenerationKind::Relation, relid),
+                  Generations::slot_of(1, GenerationKind::Definition, relid)};
+    std::vector<DepStamp> deps = {{te.rows, kDataStamp, t.gens.read(te.rows)},
+                                  {te.definition, 0, t.gens.read(te.definition)}};
+    std::string k(key), v("v");
+    EntryParts p = parts(hash, k, v, deps);
+    p.stamped_at = stamped_at;
+    t.store.insert(p, kNoLimit);
+    return te;
+}
+
+LookupStatus lookup_stale(TestStore &t, uint64_t hash, const std::string &key, StaleInfo *info) {
+    CopySink sink;
+    sink.want_stale = true;
+    LookupStatus s = t.store.lookup(hash, key.data(), uint32_t(key.size()), {}, sink);
+    *info = sink.stale;
+    return s;
+}
+
+}  // namespace
+
+// A row write leaves an older answer to the same question: offered, with
+// the moment its first missed commit became visible at the earliest.
+TEST(Store, RowWritesLeaveAnOlderAnswer) {
+    TestStore t(1 << 20);
+    TableEntry te = store_table_entry(t, 700, 11, "q", 1'000'000);
+    StaleInfo info;
+    t.gens.bump(te.rows, 5'000'000);
+    ASSERT_EQ(lookup_stale(t, 11, "q", &info), LookupStatus::StaleCopied);
+    EXPECT_TRUE(info.data_only);
+    EXPECT_FALSE(info.kept_by_deltas);
+    EXPECT_EQ(info.invalidated_after, 5'000'000) << "one bump since the stamp: its own time";
+    EXPECT_EQ(t.stats.get(1, kInvalidations), 1u) << "an older answer is still an invalidated entry";
+
+    // A second bump hides the first one's time: the stamp's time is the bound.
+    t.gens.bump(te.rows, 9'000'000);
+    ASSERT_EQ(lookup_stale(t, 11, "q", &info), LookupStatus::StaleCopied);
+    EXPECT_EQ(info.invalidated_after, 1'000'000);
+
+    // Without a stale sink, the same entry is just stale.
+    EXPECT_EQ(lookup(t, 11, "q"), LookupStatus::Stale);
+}
+
+// The first bump's time is never later than the stamp's: a commit that
+// began before the entry was computed but became visible after its snapshot
+// is still bounded by the stamp time.
+TEST(Store, InvalidationTimeIsNeverBeforeTheStamp) {
+    TestStore t(1 << 20);
+    TableEntry te = store_table_entry(t, 701, 12, "q", 4'000'000);
+    t.gens.bump(te.rows, 3'000'000);
+    StaleInfo info;
+    ASSERT_EQ(lookup_stale(t, 12, "q", &info), LookupStatus::StaleCopied);
+    EXPECT_EQ(info.invalidated_after, 4'000'000);
+}
+
+// DDL moves the Definition counter: the entry answers another question now,
+// and is not offered. A commit in progress on the rows counts as moved rows,
+// at the stamp's time.
+TEST(Store, DefinitionChangesAreNotOlderAnswers) {
+    TestStore t(1 << 20);
+    TableEntry te = store_table_entry(t, 702, 13, "q", 1'000'000);
+    t.gens.begin_commit(te.rows);
+    StaleInfo info;
+    ASSERT_EQ(lookup_stale(t, 13, "q", &info), LookupStatus::StaleCopied);
+    EXPECT_EQ(info.invalidated_after, 1'000'000);
+    t.gens.end_commit(te.rows);  // aborted
+
+    t.gens.bump(te.rows, 2'000'000);
+    t.gens.bump(te.definition, 2'000'000);
+    EXPECT_EQ(lookup_stale(t, 13, "q", &info), LookupStatus::Stale);
+
+    // A DDL commit in progress is not offered either.
+    TableEntry other = store_table_entry(t, 703, 14, "r", 1'000'000);
+    t.gens.begin_commit(other.definition);
+    EXPECT_EQ(lookup_stale(t, 14, "r", &info), LookupStatus::Miss);
+    t.gens.end_commit(other.definition);
+}
+
+// A carried entry's stamps and stamp time move together.
+TEST(Store, RevisedStampsCarryTheirTime) {
+    TestStore t(1 << 20);
+    TableEntry te = store_table_entry(t, 704, 15, "q", 1'000'000);
+    DepStamp from[2] = {{te.rows, kDataStamp, t.gens.read(te.rows)}, {te.definition, 0, t.gens.read(te.definition)}};
+    t.gens.bump(te.rows, 2'000'000);
+    DepStamp to[2] = {from[0], from[1]};
+    to[0].generation = t.gens.read(te.rows);
+    ASSERT_TRUE(t.store.revise_stamps(15, "q", 1, from, 2, to, 3'000'000));
+    CopySink sink;
+    ASSERT_EQ(t.store.lookup(15, "q", 1, {}, sink), LookupStatus::Hit);
+    EXPECT_EQ(sink.stamped_at, 3'000'000);
+}
+
+TEST(Store, ForEachEntryVisitsEveryEntry) {
+    TestStore t(1 << 20);
+    for (int i = 0; i < 50; i++) t.store.insert(parts(uint64_t(i) * 7919, "k" + std::to_string(i), "v"), kNoLimit);
+    int seen = 0;
+    t.store.for_each_entry([&](uint64_t, const char *key, uint32_t key_len, uint32_t, const EntryView &e) {
+        seen++;
+        EXPECT_EQ(std::string(key, 1), "k");
+        EXPECT_GT(key_len, 1u);
+        EXPECT_EQ(std::string(e.payload, e.payload_len), "v");
+    });
+    EXPECT_EQ(seen, 50);
+}
+
+// A bump's time is kept only for the bump that made the value: a reader
+// asking about an older stamp, or racing a newer bump, gets no time.
+TEST(Generations, InvalidationTimeBelongsToItsBump) {
+    TestStore t(1 << 20);
+    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, 705);
+    DepStamp d{slot, kDataStamp, t.gens.read(slot)};
+    EXPECT_EQ(t.gens.invalidated_after(d), kUnknownTime) << "not moved";
+    t.gens.bump(slot, 7'123'456);
+    EXPECT_EQ(t.gens.invalidated_after(d), 7'123'000) << "rounded down to the millisecond";
+    t.gens.bump(slot, 8'000'000);
+    EXPECT_EQ(t.gens.invalidated_after(d), kUnknownTime);
+    d.generation += 1;
+    EXPECT_EQ(t.gens.invalidated_after(d), 8'000'000);
+    t.gens.restore(slot, 100);
+    d.generation = 99;
+    EXPECT_EQ(t.gens.invalidated_after(d), kUnknownTime) << "restored counters have no times";
 }

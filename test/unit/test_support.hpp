@@ -94,10 +94,20 @@ inline EntryParts parts(uint64_t hash, const std::string &key, const std::string
 // Collects a hit's payload.
 struct CopySink : HitSink {
     std::string meta, payload;
-    bool accept(const char *m, uint32_t ml, const char *p, uint32_t pl) noexcept override {
-        meta.assign(m, ml);
-        payload.assign(p, pl);
+    Micros stamped_at = 0;
+    bool want_stale = false;  // take stale copies (accept_stale)
+    StaleInfo stale{};
+
+    bool accept(const EntryView &e) noexcept override {
+        meta.assign(e.meta, e.meta_len);
+        payload.assign(e.payload, e.payload_len);
+        stamped_at = e.stamped_at;
         return true;
+    }
+    bool accept_stale(const EntryView &e, const StaleInfo &info) noexcept override {
+        if (!want_stale) return false;
+        stale = info;
+        return accept(e);
     }
 };
 
