@@ -13,7 +13,7 @@ CORE_OBJS = $(PG_MEMO_CORE_SOURCES:.cpp=.o)
 GLUE_OBJS = src/pg/module.o src/pg/settings.o src/pg/shared_state.o src/pg/invalidation.o src/pg/catalog_changes.o \
             src/pg/watch.o src/pg/analysis.o src/pg/privileges.o src/pg/call.o \
             src/pg/compute.o src/pg/statement_cache.o src/pg/memo_functions.o src/pg/views.o src/pg/admin_functions.o \
-            src/pg/flights.o src/pg/delta_capture.o src/pg/delta_apply.o
+            src/pg/flights.o src/pg/delta_capture.o src/pg/delta_apply.o src/pg/older_answers.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
 PG_CPPFLAGS = -I$(srcdir)/src/core
@@ -25,7 +25,7 @@ SHLIB_LINK += -lstdc++
 # (test/regress.conf). Each suite runs alone too (make installcheck
 # REGRESS=ddl TAP_TESTS=): test/sql/include/setup.sql creates what they
 # share. Results go to results/ and regression.diffs.
-REGRESS = basics refusals invalidation security stats ddl edge_cases privileges deltas
+REGRESS = basics refusals invalidation security stats ddl edge_cases privileges deltas resilience
 REGRESS_OPTS = --inputdir=$(srcdir)/test \
                --temp-instance=$(CURDIR)/tmp_check_regress \
                --temp-config=$(srcdir)/test/regress.conf

@@ -239,7 +239,8 @@ $$;
 -- SAFE. They take no argument, so STRICT meant nothing: CALLED ON NULL
 -- INPUT. From 1.1 on they are the library's versioned entry points (the
 -- 1.0 ones stay in the library for databases not yet updated). memo.stats
--- and memo.info gain columns at their end (deltas), so they and their views
+-- and memo.info gain columns at their end (deltas, older answers, remembered
+-- errors, warm restart), so they and their views
 -- are made anew, with 1.0's grants; memo.flights keeps its columns.
 DROP VIEW @extschema@.stats;
 DROP FUNCTION @extschema@.stats();
@@ -268,7 +269,10 @@ CREATE FUNCTION @extschema@.stats(
     OUT stats_reset timestamptz,
     OUT delta_kept bigint,
     OUT delta_corrected bigint,
-    OUT delta_fallbacks bigint)
+    OUT delta_fallbacks bigint,
+    OUT stale_hits bigint,
+    OUT stale_on_error_hits bigint,
+    OUT error_hits bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_memo_stats_1_1'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;

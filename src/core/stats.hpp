@@ -36,6 +36,9 @@ enum Counter : int {
     kDeltaKept,        // entries carried past deltas that could not change them
     kDeltaCorrected,   // counts carried past deltas by correcting them
     kDeltaFallbacks,   // entries kept by deltas that had to be recomputed: the log could not say
+    kStaleHits,        // older answers served under pg_memo.max_staleness
+    kStaleOnErrorHits, // older answers served for a failed computation (pg_memo.stale_on_error)
+    kErrorHits,        // remembered errors raised again (pg_memo.error_ttl)
     kCounterCount
 };
 

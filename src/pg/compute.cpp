@@ -320,6 +320,7 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         // The key holds the path the arguments were read with.
         bool path_moved = !same_search_path(call);
         PreparedQuery q = prepare_query(call, analysis, invalidations_seen, path_moved);
+        analysis->stamped_at = 0;  // not stamped yet (remember_error looks)
         if (path_moved) analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
 
         // A commit in progress would make the result stale as soon as it
@@ -364,7 +365,60 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
     }
 }
 
+// A failed computation's error, stored under the key so that later callers
+// get it without running the query (pg_memo.error_ttl). Only once the
+// analysis is complete and its generations read: the entry is invalidated
+// like a result.
+void remember_error(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const ErrorData *e) {
+    Result r{};
+    r.len = uint32_t(error_result_size(strlen(e->message ? e->message : ""), strlen(e->detail ? e->detail : ""),
+                                       strlen(e->hint ? e->hint : "")));
+    r.payload = static_cast<char *>(palloc(r.len));
+    ResultWriter w(r.payload, r.len);
+    if (w.write_error(e->sqlerrcode, e->message, e->detail, e->hint)) store_result(sh, slot, key, a, r, nullptr);
+}
+
+Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t slot, Analysis *analysis,
+                                  bool wait_for_commits) {
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    Result r{};
+    PG_TRY();
+    { r = compute(call, key, analysis, false, wait_for_commits); }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(caller_ctx);
+        ErrorData *e = CopyErrorData();
+        if (error_is_remembered(e->sqlerrcode) && analysis->stamped_at != 0 && storable(*analysis, false))
+            remember_error(shared_state(), slot, key, *analysis, e);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    return r;
+}
+
 }  // namespace
+
+bool error_belongs_to_query(int sqlerrcode) {
+    switch (ERRCODE_TO_CATEGORY(sqlerrcode)) {
+        case ERRCODE_OPERATOR_INTERVENTION:             // 57: cancel, timeout, shutdown
+        case ERRCODE_CONNECTION_EXCEPTION:              // 08
+        case ERRCODE_INSUFFICIENT_RESOURCES:            // 53
+        case ERRCODE_PROGRAM_LIMIT_EXCEEDED:            // 54
+        case ERRCODE_TRANSACTION_ROLLBACK:              // 40: serialization, deadlock
+        case ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE:  // 55: lock_timeout
+        case ERRCODE_SYSTEM_ERROR:                      // 58
+        case ERRCODE_INTERNAL_ERROR:                    // XX
+        case ERRCODE_INVALID_TRANSACTION_STATE:         // 25
+            return false;
+        default: return true;
+    }
+}
+
+bool error_is_remembered(int sqlerrcode) {
+    // A privilege error can end by a membership granted, which moves no
+    // counter the entry depends on.
+    return error_belongs_to_query(sqlerrcode) && sqlerrcode != ERRCODE_INSUFFICIENT_PRIVILEGE;
+}
 
 bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
                   uint64_t *pinned) {
@@ -397,7 +451,9 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bo
     instr_time start, elapsed;
     sh.stats.add(slot, kComputations);  // counted even if the query then fails
     INSTR_TIME_SET_CURRENT(start);
-    Result r = compute(call, key, &analysis, bypass, wait_for_commits);
+    Result r = guc_error_ttl_ms > 0 && !bypass
+                   ? compute_remembering_errors(call, key, slot, &analysis, wait_for_commits)
+                   : compute(call, key, &analysis, bypass, wait_for_commits);
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
     sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));

@@ -45,6 +45,14 @@ void wait_for_commits_in_progress(const DepStamp *deps, uint32_t ndeps);
 // around the caller's text).
 Query *prepared_query_tree(SPIPlanPtr plan);
 
+// Errors of the query itself, which every caller of the key would get
+// too: shared with a flight's waiters. Not those of the caller's situation
+// (cancels, timeouts, shortages, serialization): its waiters take over.
+bool error_belongs_to_query(int sqlerrcode);
+
+// Those of them stored under the key for pg_memo.error_ttl.
+bool error_is_remembered(int sqlerrcode);
+
 // Stores r under key with analysis's dependencies; counts a refusal.
 bool store_result(Shared &sh, uint32_t stats_slot, const Encoded &key, const Analysis &a, const Result &r,
                   uint64_t *pinned);

@@ -29,6 +29,7 @@
 //     that re-enters its own key gets an error.
 #include "delta_apply.hpp"
 #include "memoize.hpp"
+#include "older_answers.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -67,25 +68,6 @@ ConditionVariable *flight_cv(FlightSlot &s) { return reinterpret_cast<ConditionV
 
 void lock_flights(LWLockMode mode) { LWLockAcquire(flight_lock(), mode); }
 void unlock_flights() { LWLockRelease(flight_lock()); }
-
-// Errors of the query itself are shared with the waiters (they would get
-// the same); errors of the leader's own situation are not: the waiters take
-// over instead.
-bool error_belongs_to_query(int sqlerrcode) {
-    switch (ERRCODE_TO_CATEGORY(sqlerrcode)) {
-        case ERRCODE_OPERATOR_INTERVENTION:             // 57: cancel, timeout, shutdown
-        case ERRCODE_CONNECTION_EXCEPTION:              // 08
-        case ERRCODE_INSUFFICIENT_RESOURCES:            // 53
-        case ERRCODE_PROGRAM_LIMIT_EXCEEDED:            // 54
-        case ERRCODE_TRANSACTION_ROLLBACK:              // 40: serialization, deadlock
-        case ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE:  // 55: lock_timeout
-        case ERRCODE_SYSTEM_ERROR:                      // 58
-        case ERRCODE_INTERNAL_ERROR:                    // XX
-        case ERRCODE_INVALID_TRANSACTION_STATE:         // 25
-            return false;
-        default: return true;
-    }
-}
 
 // Leaves the current flight. The last one out frees the slot.
 void leave_flight() {
@@ -231,6 +213,19 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, &pinned);
     if (status == LookupStatus::StaleKept)
         status = leaving_flight_on_error([&] { return carry_and_look_up(call, key, stats_slot, sink, &pinned); });
+    if (status == LookupStatus::Hit && is_error_result(sink.payload, sink.payload_len)) {
+        // A remembered error: raised again, to the waiters too, while this
+        // caller's error_ttl covers it; otherwise the query runs again.
+        sh.store.unpin(pinned);
+        pinned = 0;
+        status = LookupStatus::Stale;
+        if (error_still_remembered(sink.stamped_at)) {
+            ResultReader rd(sink.payload, sink.payload_len);
+            publish(FlightState::Failed, 0, rd.error_code(), rd.error_message());
+            leave_flight();
+            raise_remembered_error(sink.payload, sink.payload_len, stats_slot);
+        }
+    }
     if (status == LookupStatus::Hit) {
         // The check can raise (a relation gone): neither the pin nor the
         // flight may outlive it, even when a savepoint catches the error.
@@ -308,6 +303,15 @@ WaitOutcome wait_for_flight(uint32_t stats_slot, instr_time deadline_start, long
 }
 
 }  // namespace
+
+bool lead_refresh(const Call &call, const Encoded &key, uint32_t stats_slot, Result *out) {
+    switch (join_or_lead(key, stats_slot)) {
+        case Role::Lead: *out = lead(call, key, stats_slot); return true;
+        case Role::Join: leave_flight(); return false;  // someone is on it already
+        case Role::NoFlight: return false;
+    }
+    return false;
+}
 
 bool flight_allowed(const Encoded &key) {
     if (current.slot < 0) return true;

@@ -25,6 +25,7 @@ Datum pg_memo_count(PG_FUNCTION_ARGS);
 }
 
 #include "delta_apply.hpp"
+#include "older_answers.hpp"
 #include "result_format.hpp"
 
 namespace pgmemo {
@@ -35,6 +36,65 @@ namespace {
 // which no other backend's computation contains: no flights for it.
 bool flights_usable(const Encoded &key) {
     return guc_singleflight && own_writes().count == 0 && flight_allowed(key);
+}
+
+// After a lookup that found no current entry: carry an entry kept by
+// deltas forward, or compute (through a flight when singleflight is on)
+// and store when allowed.
+struct MissPath {
+    const Call &call;
+    const Encoded &key;
+    uint32_t slot;
+    CopyOutSink &sink;
+    LookupStatus status;
+};
+
+Result run_miss_path(void *arg) {
+    MissPath &m = *static_cast<MissPath *>(arg);
+    Shared &sh = shared_state();
+    LookupStatus status = m.status;
+    // An entry kept by deltas that only needs carrying forward: this call
+    // carries it: routing carries through flights cut read throughput to a
+    // fifth under 100 writes/s (bench/directory_writes.sh).
+    if (status == LookupStatus::StaleKept) status = carry_and_look_up(m.call, m.key, m.slot, m.sink);
+    if (status == LookupStatus::Hit && !is_error_result(m.sink.payload, m.sink.payload_len) &&
+        privileges_still_hold(m.sink.meta, m.sink.meta_len)) {
+        sh.stats.add(m.slot, kHits);
+        return Result{m.sink.payload, m.sink.payload_len};
+    }
+    bool own_writes_hidden = status == LookupStatus::OwnWrites;
+    if (!own_writes_hidden && flights_usable(m.key)) return memoize_in_flight(m.call, m.key, m.slot);
+    return compute_and_store(m.call, m.key, m.slot, own_writes_hidden, nullptr);
+}
+
+// Under max_staleness, with an older answer in the bound: served at once,
+// unless it is due for a refresh and no one is computing it, when this
+// caller computes it (others keep being served). Returns false if the
+// caller must take the miss path after all.
+bool serve_or_refresh(const Call &call, const Encoded &key, uint32_t slot, const OlderAnswer &older, Result *out) {
+    if (!within_bound(older, guc_max_staleness_ms)) return false;
+    if (refresh_due(older)) {
+        if (!flights_usable(key)) return false;  // no one to refresh it for the others
+        struct Refresh {
+            const Call &call;
+            const Encoded &key;
+            uint32_t slot;
+            const OlderAnswer &older;
+        } refresh{call, key, slot, older};
+        // A failed refresh is a failed computation: stale_on_error decides.
+        *out = older_on_error(
+            older, slot,
+            [](void *arg) -> Result {
+                Refresh &r = *static_cast<Refresh *>(arg);
+                Result result{};
+                if (lead_refresh(r.call, r.key, r.slot, &result)) return result;
+                if (serve_older(r.older, r.slot, kStaleHits, &result)) return result;
+                return Result{};  // not readable by this caller: the miss path
+            },
+            &refresh);
+        return out->payload != nullptr;
+    }
+    return serve_older(older, slot, kStaleHits, out);
 }
 
 // The memoized result of a call: from the cache, or computed (through a
@@ -54,22 +114,28 @@ Result memoize(const Call &call) {
                   SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_catalogs();
     Encoded key = encode_call(call);
 
-    if (!bypass) {
-        CopyOutSink sink;
-        sink.want_stale = true;
-        LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
-        // An entry kept by deltas that only needs carrying forward: this call
-        // carries it: routing carries through flights cut read throughput to
-        // a fifth under 100 writes/s (bench/directory_writes.sh).
-        if (status == LookupStatus::StaleKept) status = carry_and_look_up(call, key, slot, sink);
-        if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
+    if (bypass) return compute_and_store(call, key, slot, true, nullptr);
+
+    CopyOutSink sink;
+    sink.want_stale = true;
+    sink.want_older = older_answers_wanted();
+    LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
+    if (status == LookupStatus::Hit) {
+        if (is_error_result(sink.payload, sink.payload_len)) {
+            if (error_still_remembered(sink.stamped_at) && privileges_still_hold(sink.meta, sink.meta_len))
+                raise_remembered_error(sink.payload, sink.payload_len, slot);
+            status = LookupStatus::Stale;  // forgotten by this caller: run the query
+        } else if (privileges_still_hold(sink.meta, sink.meta_len)) {
             sh.stats.add(slot, kHits);
             return Result{sink.payload, sink.payload_len};
         }
-        if (status == LookupStatus::OwnWrites) bypass = true;
     }
-    if (!bypass && flights_usable(key)) return memoize_in_flight(call, key, slot);
-    return compute_and_store(call, key, slot, bypass, nullptr);
+
+    OlderAnswer older = older_answer(sink, status);
+    Result r;
+    if (older.present && serve_or_refresh(call, key, slot, older, &r)) return r;
+    MissPath miss{call, key, slot, sink, status};
+    return older_on_error(older, slot, run_miss_path, &miss);
 }
 
 }  // namespace

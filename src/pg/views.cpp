@@ -22,7 +22,9 @@ Datum pg_memo_flights(PG_FUNCTION_ARGS);
 namespace {
 
 constexpr int kStatsColumns_1_0 = 22;
-constexpr int kStatsColumns = 25;  // 1.1: delta_kept, delta_corrected, delta_fallbacks
+// 1.1: delta_kept, delta_corrected, delta_fallbacks, stale_hits,
+// stale_on_error_hits, error_hits
+constexpr int kStatsColumns = 28;
 constexpr int kInfoColumns = 8;  // 1.1: delta_log_bytes, delta_records, delta_fallbacks
 
 double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
@@ -74,7 +76,7 @@ Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
             values[c++] = Int64GetDatum(int64(stats.get(i, k)));
         values[c++] = TimestampTzGetDatum(s.stats_reset.load());
         if (ncolumns == kStatsColumns)
-            for (Counter k : {kDeltaKept, kDeltaCorrected, kDeltaFallbacks})
+            for (Counter k : {kDeltaKept, kDeltaCorrected, kDeltaFallbacks, kStaleHits, kStaleOnErrorHits, kErrorHits})
                 values[c++] = Int64GetDatum(int64(stats.get(i, k)));
         Assert(c == ncolumns);
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
