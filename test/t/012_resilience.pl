@@ -1,0 +1,171 @@
+# What a caller may opt into instead of an exact result, where more than
+# one session is needed (the single-session cases are test/sql/resilience.sql):
+#
+# 1. pg_memo.max_staleness: the bound, proven from the commit times of the
+#    writes. Readers record when each call started and ended and what it
+#    returned; the writer records the clock just before and just after each
+#    COMMIT. A result that misses write v+1 and was read after
+#    (end of v+1's COMMIT) + bound would be a proven violation. Some writes
+#    make the recomputation slow (seconds), so older answers would outlive
+#    the bound if it were not enforced.
+# 2. pg_memo.error_ttl under concurrency: a failing query called by many
+#    clients runs at most once per error_ttl (plus the first).
+# 3. pg_memo.stale_on_error: a lock timeout gives the older result; a
+#    cancel by the user never does.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use MemoTest;
+
+my $node = memo_node('resilience');
+$node->safe_psql('postgres', q{
+  CREATE EXTENSION pg_memo;
+  CREATE TABLE s (id int PRIMARY KEY, v int NOT NULL, n int NOT NULL);
+  INSERT INTO s VALUES (1, 0, 1);
+  SELECT memo.watch('s');
+  CREATE TABLE writes (v int PRIMARY KEY, before_commit timestamptz, after_commit timestamptz);
+  CREATE TABLE reads (reader int, started timestamptz, ended timestamptz, v int);
+});
+
+# ---- 1. the staleness bound -------------------------------------------------
+
+my $bound_ms = 1000;
+my $seconds = 9;
+
+# Each reader loops for $seconds, a call every 5 ms, through a cached list
+# whose recomputation takes as long as n rows of generate_series.
+my $reader_sql = qq{
+SET pg_memo.max_staleness = '${bound_ms}ms';
+DO \$\$
+DECLARE
+  deadline timestamptz := clock_timestamp() + interval '$seconds s';
+  t0 timestamptz; t1 timestamptz; got int;
+  started timestamptz[] := '{}'; ended timestamptz[] := '{}'; vs int[] := '{}';
+BEGIN
+  WHILE clock_timestamp() < deadline LOOP
+    t0 := clock_timestamp();
+    SELECT x.v INTO got FROM memo.list('bounded',
+      'SELECT s.v, count(*) AS rows FROM s, generate_series(1, s.n) g WHERE s.id = 1 GROUP BY s.v')
+      AS x(v int, rows bigint);
+    t1 := clock_timestamp();
+    started := started || t0; ended := ended || t1; vs := vs || got;
+    PERFORM pg_sleep(0.005);
+  END LOOP;
+  INSERT INTO reads SELECT pg_backend_pid(), a, b, c FROM unnest(started, ended, vs) AS u(a, b, c);
+END \$\$;
+};
+
+# The writer: v = 1, 2, ...; every fourth write makes the recomputation
+# slow (20 million rows), the next one fast again.
+$node->safe_psql('postgres', qq{
+CREATE PROCEDURE write_loop(seconds int) LANGUAGE plpgsql AS \$\$
+DECLARE
+  deadline timestamptz := clock_timestamp() + make_interval(secs => seconds);
+  i int := 0; before timestamptz;
+BEGIN
+  WHILE clock_timestamp() < deadline LOOP
+    i := i + 1;
+    UPDATE s SET v = i, n = CASE WHEN i % 4 = 0 THEN 20000000 ELSE 1 END WHERE id = 1;
+    before := clock_timestamp();
+    COMMIT;
+    INSERT INTO writes VALUES (i, before, clock_timestamp());
+    COMMIT;
+    PERFORM pg_sleep(0.4);
+  END LOOP;
+END \$\$;
+});
+
+my @readers = map { my ($s) = start_call($node, $reader_sql); $s } 1 .. 3;
+$node->safe_psql('postgres', "CALL write_loop($seconds - 1)");
+finish_call($_) for @readers;
+
+my ($nreads, $nwrites) = split /\|/, $node->safe_psql('postgres',
+    'SELECT (SELECT count(*) FROM reads), (SELECT count(*) FROM writes)');
+cmp_ok($nreads, '>', 300, "readers made $nreads calls");
+cmp_ok($nwrites, '>=', 8, "the writer committed $nwrites writes");
+
+# For each read of v: the write it misses is v + 1. Stale: v + 1's COMMIT
+# had ended before the read started. A proven violation: the read started
+# more than the bound after that.
+my ($stale, $violations, $worst_ms, $waited) = split /\|/, $node->safe_psql('postgres', qq{
+  SELECT count(*) FILTER (WHERE r.started > w.after_commit),
+         count(*) FILTER (WHERE r.started > w.after_commit + interval '$bound_ms ms'),
+         coalesce(round(max(extract(epoch FROM r.started - w.after_commit) * 1000)
+                        FILTER (WHERE r.started > w.after_commit)), 0),
+         count(*) FILTER (WHERE r.ended - r.started > interval '$bound_ms ms')
+    FROM reads r JOIN writes w ON w.v = r.v + 1});
+cmp_ok($stale, '>', 0, "older answers were served ($stale reads, the oldest ${worst_ms} ms after the commit it missed)");
+is($violations, '0', "no read was served an answer older than pg_memo.max_staleness ($bound_ms ms)");
+cmp_ok($waited, '>', 0, "some recomputations took longer than the bound ($waited calls), so older answers had to be refused");
+is($node->safe_psql('postgres', q{
+  SELECT count(*) FROM reads r WHERE r.v > (SELECT max(v) FROM writes w WHERE w.before_commit < r.ended)}),
+   '0', 'no read returned a write before its COMMIT began');
+ok(memo_stat($node, 'bounded', 'stale_hits') > 0, 'memo.stats counts the older answers as stale_hits');
+
+# ---- 2. error_ttl under concurrency ----------------------------------------
+
+$node->safe_psql('postgres', q{
+  CREATE TABLE e (v int);
+  INSERT INTO e VALUES (1);
+  SELECT memo.watch('e');
+  CREATE FUNCTION call_failing() RETURNS text LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM memo.count('failing', 'SELECT * FROM e WHERE 1 / (v - v) = 1');
+    RETURN 'ok';
+  EXCEPTION WHEN division_by_zero THEN
+    RETURN 'failed';
+  END $$;
+});
+my $clients = 16;
+my $ttl_seconds = 1;
+my $run_seconds = 3;
+$node->pgbench("-n -c $clients -j 2 -T $run_seconds", 0, [qr/processed: [1-9]/], [qr/^$/],
+    'clients call a failing query for a few seconds',
+    { 'failing.sql' => "SET pg_memo.error_ttl = '${ttl_seconds}s';\nSELECT call_failing();\n" });
+my ($executions, $error_hits, $calls) = split /\|/, $node->safe_psql('postgres',
+    q{SELECT computations, error_hits, calls FROM memo.stats WHERE cache_name = 'failing'});
+# One execution when the first caller fails, then at most one per ttl.
+my $allowed = int($run_seconds / $ttl_seconds) + 1;
+cmp_ok($executions, '<=', $allowed,
+    "$clients clients over $run_seconds s ran the failing query $executions times (at most $allowed)");
+cmp_ok($error_hits, '>', $executions, "the other $error_hits calls of $calls got the remembered error");
+
+# ---- 3. stale_on_error: a lock timeout, and a cancel ------------------------
+
+$node->safe_psql('postgres', q{
+  CREATE TABLE l (id int PRIMARY KEY, n int);
+  INSERT INTO l VALUES (1, 1);
+  SELECT memo.watch('l');
+});
+my $lsql = q{SELECT memo.count('locked', 'SELECT * FROM l, generate_series(1, l.n) g')};
+is($node->safe_psql('postgres', $lsql), '1', 'computed before the write');
+$node->safe_psql('postgres', 'UPDATE l SET n = 2');
+
+# The recomputation waits for a lock another session holds.
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('BEGIN; LOCK TABLE l IN ACCESS EXCLUSIVE MODE');
+my ($ret, $out, $err) = $node->psql('postgres',
+    "SET pg_memo.stale_on_error = '1h'; SET lock_timeout = '200ms'; $lsql");
+is($out, '1', 'a lock timeout serves the older result');
+like($err, qr/WARNING:  pg_memo served an older result of "locked".*SQLSTATE 55P03/s, 'with a WARNING naming the lock timeout');
+($ret, $out, $err) = $node->psql('postgres', "SET lock_timeout = '200ms'; $lsql");
+like($err, qr/ERROR:  canceling statement due to lock timeout/, 'without stale_on_error, the lock timeout is raised');
+$holder->query_safe('COMMIT');
+$holder->quit;
+
+# A cancel by the user during a slow recomputation is never replaced.
+$node->safe_psql('postgres', 'UPDATE l SET n = 100000000');
+my ($call, $pid) = start_call($node, $lsql, setup => q{SET pg_memo.stale_on_error = '1h'});
+wait_until($node, "SELECT state = 'active' AND query LIKE '%generate_series%' FROM pg_stat_activity WHERE pid = $pid",
+    'the slow recomputation to run');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+my ($cout, $cerr) = finish_call($call);
+like($cerr, qr/canceling statement due to user request/, 'a cancel reaches the caller');
+unlike($cerr, qr/older result/, 'no older result for a cancel');
+
+$node->stop;
+done_testing();
