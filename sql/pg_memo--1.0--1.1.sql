@@ -307,7 +307,9 @@ CREATE FUNCTION @extschema@.info(
     OUT evictions bigint,
     OUT delta_log_bytes bigint,
     OUT delta_records bigint,
-    OUT delta_fallbacks bigint)
+    OUT delta_fallbacks bigint,
+    OUT restored_at timestamptz,
+    OUT restored_entries bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_memo_info_1_1'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
@@ -350,7 +352,7 @@ COMMENT ON FUNCTION @extschema@.stats() IS
 COMMENT ON FUNCTION @extschema@.flights() IS
 'Computations in progress, their leader and waiters; the source of memo.flights';
 COMMENT ON FUNCTION @extschema@.info() IS
-'The shared arena: its size, bytes used and free, entries, evictions; the delta log; the source of memo.info';
+'The shared arena: its size, bytes used and free, entries, evictions; the delta log; the warm restart; the source of memo.info';
 COMMENT ON FUNCTION @extschema@.reset() IS
 'Removes every entry of every database; returns how many (superuser unless granted)';
 COMMENT ON FUNCTION @extschema@.reset_stats() IS
@@ -361,6 +363,6 @@ COMMENT ON VIEW @extschema@.stats IS
 COMMENT ON VIEW @extschema@.flights IS
 'pg_memo computations in progress (query and parameters shown to their own role and pg_read_all_stats)';
 COMMENT ON VIEW @extschema@.info IS
-'pg_memo''s shared arena (size, bytes used and free, entries, evictions) and delta log (size, records written, commits of watched rows that fell back to table-level invalidation)';
+'pg_memo''s shared arena (size, bytes used and free, entries, evictions), delta log (size, records written, commits of watched rows that fell back to table-level invalidation) and warm restart (when this start restored saved results, how many)';
 COMMENT ON VIEW @extschema@.watched IS
 'Tables of this database that have pg_memo''s trigger, their generation and whether the trigger is enabled ALWAYS';

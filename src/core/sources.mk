@@ -11,4 +11,5 @@ PG_MEMO_CORE_SOURCES = \
 	src/core/result_format.cpp \
 	src/core/store.cpp \
 	src/core/flight.cpp \
-	src/core/delta_log.cpp
+	src/core/delta_log.cpp \
+	src/core/saved_cache.cpp

@@ -241,8 +241,11 @@ void Store::release(Entry *chain) noexcept {
     locks_->unlock_allocator();
 }
 
-// Counted once per entry, by whoever finds it stale first.
+// Counted once per entry, by whoever finds it stale first. A plain load
+// first: readers served an older answer find it stale again and again, and
+// a compare-and-swap would write the entry's cache line every time.
 void Store::count_invalidation(Entry *e) noexcept {
+    if (e->invalidation_counted.load(std::memory_order_relaxed)) return;
     uint8_t expected = 0;
     if (e->invalidation_counted.compare_exchange_strong(expected, 1)) stats_.add(e->stats_slot, kInvalidations);
 }

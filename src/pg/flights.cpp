@@ -305,6 +305,13 @@ WaitOutcome wait_for_flight(uint32_t stats_slot, instr_time deadline_start, long
 }  // namespace
 
 bool lead_refresh(const Call &call, const Encoded &key, uint32_t stats_slot, Result *out) {
+    // While a refresh runs, every reader of the key comes here: a shared
+    // look first keeps them off the flight lock's exclusive mode.
+    Shared &sh = shared_state();
+    lock_flights(LW_SHARED);
+    bool running = sh.flights.find(key.hash, key.key, key.key_len, sh.store) >= 0;
+    unlock_flights();
+    if (running) return false;
     switch (join_or_lead(key, stats_slot)) {
         case Role::Lead: *out = lead(call, key, stats_slot); return true;
         case Role::Join: leave_flight(); return false;  // someone is on it already

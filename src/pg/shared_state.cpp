@@ -1,6 +1,7 @@
 // The shared state: one region, "pg_memo", laid out as
 //   [Generations counters][StatsTable slots][FlightTable slots]
 //   [Store: header, buckets, arena][DeltaLog: chain heads, ring]
+//   [warm restart's status (src/pg/warm_restart.hpp)]
 // plus the named LWLock tranche "pg_memo":
 //   locks[0 .. kPartitions-1]  index partitions (see src/core/store.hpp)
 //   locks[kPartitions]         the arena allocator
@@ -10,6 +11,7 @@
 // The locking protocol itself is documented in src/core/store.hpp and
 // docs/architecture.md.
 #include "pg_memo.hpp"
+#include "warm_restart.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -67,7 +69,8 @@ size_t region_size() {
     size = add_size(size, StatsTable::shared_size(guc_max_cache_names));
     size = add_size(size, FlightTable::shared_size(guc_max_flights));
     size = add_size(size, Store::shared_size(store_config()));
-    return add_size(size, DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024));
+    size = add_size(size, DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024));
+    return add_size(size, warm_restart_shared_size());
 }
 
 void memo_shmem_request() {
@@ -88,6 +91,7 @@ void memo_shmem_startup() {
     char *store_mem = flights_mem + FlightTable::shared_size(guc_max_flights);
     StoreConfig cfg = store_config();
     char *deltas_mem = store_mem + Store::shared_size(cfg);
+    char *warm_restart_mem = deltas_mem + DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024);
 
     if (!found) {
         Generations::initialize(gens_mem);
@@ -109,6 +113,12 @@ void memo_shmem_startup() {
                      StatsTable::attach(stats_mem, guc_max_cache_names), &store_locks),
                FlightTable::attach(flights_mem, guc_max_flights), DeltaLog::attach(deltas_mem)};
     LWLockRelease(AddinShmemInitLock);
+
+    // In the postmaster, before any other process exists: restores the
+    // cache saved at the last clean shutdown, and registers its save.
+    warm_restart_startup(WarmRestartRegion{gens_mem, stats_mem, uint32_t(guc_max_cache_names), store_mem,
+                                           warm_restart_mem},
+                         !found);
 }
 
 // Per-backend memo of stats slots: names are looked up in shared memory once.

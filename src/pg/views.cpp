@@ -1,6 +1,7 @@
 // The monitoring views' functions: memo.stats(), memo.flights(),
 // memo.info(), under 1.0's symbols and 1.1's versioned ones.
 #include "memoize.hpp"
+#include "warm_restart.hpp"
 
 #include <initializer_list>
 
@@ -25,7 +26,8 @@ constexpr int kStatsColumns_1_0 = 22;
 // 1.1: delta_kept, delta_corrected, delta_fallbacks, stale_hits,
 // stale_on_error_hits, error_hits
 constexpr int kStatsColumns = 28;
-constexpr int kInfoColumns = 8;  // 1.1: delta_log_bytes, delta_records, delta_fallbacks
+// 1.1: delta_log_bytes, delta_records, delta_fallbacks, restored_at, restored_entries
+constexpr int kInfoColumns = 10;
 
 double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
 
@@ -85,7 +87,7 @@ Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
 }
 
 // Fills memo.info: heap_form_tuple takes as many of the values as the
-// caller's result type has columns (1.0's five, or 1.1's eight).
+// caller's result type has columns (1.0's five, or 1.1's ten).
 Datum fill_info(FunctionCallInfo fcinfo) {
     using namespace pgmemo;
     Shared &sh = shared_state();
@@ -96,13 +98,19 @@ Datum fill_info(FunctionCallInfo fcinfo) {
     LWLockAcquire(delta_lock(), LW_SHARED);
     uint64_t records = sh.deltas.records_written();
     LWLockRelease(delta_lock());
+    TimestampTz restored_at;
+    int64 restored_entries;
+    warm_restart_status(&restored_at, &restored_entries);
     Datum values[kInfoColumns] = {Int64GetDatum(int64(info.arena_bytes)), Int64GetDatum(int64(info.used_bytes)),
                                   Int64GetDatum(int64(info.free_bytes)),  Int64GetDatum(int64(info.entries)),
                                   Int64GetDatum(int64(info.evictions)),
                                   Int64GetDatum(int64(guc_delta_log_size_kb) * 1024),
                                   Int64GetDatum(int64(records)),
-                                  Int64GetDatum(int64(sh.deltas.fallbacks()))};
+                                  Int64GetDatum(int64(sh.deltas.fallbacks())),
+                                  TimestampTzGetDatum(restored_at),
+                                  Int64GetDatum(restored_entries)};
     bool nulls[kInfoColumns] = {false};
+    nulls[8] = restored_at == 0;  // nothing restored at this start
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
