@@ -35,8 +35,14 @@
 # One more run is the floor: the same mix through directory.list_employees
 # (no cache), no writer.
 #
+# With --max-staleness V, the directory's API is configured the way the
+# resilience issue suggests (ALTER FUNCTION directory.cached_list_employees
+# SET pg_memo.max_staleness = V) for every run, the read-only one included;
+# --no-floor skips the uncached run.
+#
 #   bench/directory_writes.sh [--seconds S] [--rows N] [--rates "0 1 10 100"]
 #                             [--clients C] [--managers M] [--mix "50 20 30"]
+#                             [--max-staleness V] [--no-floor]
 #
 # Needs root, and pg_memo and pg_memo_directory installed (scripts/build.sh).
 # Takes about 35 s to seed 500,000 rows on the shared 2-core machine, then
@@ -48,7 +54,7 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_PORT=${BENCH_PORT:-55479}
 BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_writes}
 . "$SRC/bench/cluster.sh"   # BENCH_PRELOAD: pg_memo, pg_stat_statements
-SECONDS_PER_RUN=30 ROWS=500000 RATES="0 1 10 100" CLIENTS=32 MANAGERS=1000 MIX="50 20 30"
+SECONDS_PER_RUN=30 ROWS=500000 RATES="0 1 10 100" CLIENTS=32 MANAGERS=1000 MIX="50 20 30" MAX_STALENESS= FLOOR=1
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
@@ -57,6 +63,8 @@ while [ $# -gt 0 ]; do
     --clients) CLIENTS=$2; shift 2 ;;
     --managers) MANAGERS=$2; shift 2 ;;
     --mix) MIX=$2; shift 2 ;;
+    --max-staleness) MAX_STALENESS=$2; shift 2 ;;
+    --no-floor) FLOOR=; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -74,6 +82,9 @@ load_start=$(cut -d" " -f1-3 /proc/loadavg)
 trap bench_stop EXIT  # set first: bench_start may fail after the cluster is up
 bench_start
 bench_psql -c 'CREATE EXTENSION pg_memo_directory'
+if [ -n "$MAX_STALENESS" ]; then
+  bench_psql -c "ALTER FUNCTION directory.cached_list_employees SET pg_memo.max_staleness = '$MAX_STALENESS'" >/dev/null
+fi
 seed_start=$(date +%s.%N)
 bench_psql -c "SELECT directory.directory_seed($ROWS)" >/dev/null  # it analyzes the table
 seed_seconds=$(awk -v a="$seed_start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
@@ -185,7 +196,8 @@ run_rate() {  # RATE
       coalesce(sum(calls) FILTER (WHERE userid = 'postgres'::regrole), 0),
       coalesce(sum(calls) FILTER (WHERE userid = 'bench_team'::regrole), 0)
     FROM pg_stat_statements WHERE $PGSS_COUNT")
-  read -r cc ch cm cs pc ph pm ck cr cf pk pf wf < <(bench_psql -At -F' ' -c "SELECT
+  local sc sp
+  read -r cc ch cm cs pc ph pm ck cr cf pk pf wf sc sp < <(bench_psql -At -F' ' -c "SELECT
       coalesce(max(calls) FILTER (WHERE cache_name = 'employees.count'), 0),
       coalesce(max(hits) FILTER (WHERE cache_name = 'employees.count'), 0),
       coalesce(max(computations) FILTER (WHERE cache_name = 'employees.count'), 0),
@@ -198,17 +210,20 @@ run_rate() {  # RATE
       coalesce(max(delta_fallbacks) FILTER (WHERE cache_name = 'employees.count'), 0),
       coalesce(max(delta_kept) FILTER (WHERE cache_name = 'employees.page'), 0),
       coalesce(max(delta_fallbacks) FILTER (WHERE cache_name = 'employees.page'), 0),
-      (SELECT delta_fallbacks FROM memo.info)
+      (SELECT delta_fallbacks FROM memo.info),
+      coalesce(max(stale_hits) FILTER (WHERE cache_name = 'employees.count'), 0),
+      coalesce(max(stale_hits) FILTER (WHERE cache_name = 'employees.page'), 0)
     FROM memo.stats WHERE datname = current_database()")
   awk -v r="$rate" -v s="$SECONDS_PER_RUN" -v w="$writes" -v g=$((gen1 - gen0)) -v tps="$tps" -v ro="$ro_tps" \
       -v p50="$p50" -v p99="$p99" -v h="$h" -v wk="$w" -v t="$t" -v ceo="$ceo" -v cm="$cm" -v wl="$wlat" 'BEGIN {
     printf "| %s | %d (%.1f/s) | %d | %.0f | **%.2f** | %s | %s | %s / %s / %s | **%d** | %d | %s |\n",
       r, w, w / s, g, tps, tps / ro, p50, p99, h, wk, t, ceo, cm, wl }' >>"$ROWS_MAIN"
   awk -v r="$rate" -v cc="$cc" -v ch="$ch" -v cm="$cm" -v cs="$cs" -v ceo="$ceo" -v team="$team" \
-      -v pc="$pc" -v ph="$ph" -v pm="$pm" -v ck="$ck" -v cr="$cr" -v cf="$cf" -v pk="$pk" -v pf="$pf" -v wf="$wf" 'BEGIN {
-    printf "| %s | %d | %.2f%% | %d | %d | %d + %d = %d%s | %d / %d / %d | %d | %.2f%% | %d | %d / %d | %d |\n",
+      -v pc="$pc" -v ph="$ph" -v pm="$pm" -v ck="$ck" -v cr="$cr" -v cf="$cf" -v pk="$pk" -v pf="$pf" -v wf="$wf" \
+      -v sc="$sc" -v sp="$sp" 'BEGIN {
+    printf "| %s | %d | %.2f%% | %d | %d | %d + %d = %d%s | %d / %d / %d | %d | %.2f%% | %d | %d / %d | %d | %d / %d |\n",
       r, cc, cc ? 100 * ch / cc : 0, cm, cs, ceo, team, ceo + team, (ceo + team == cm ? "" : " (differs)"),
-      ck, cr, cf, pc, pc ? 100 * ph / pc : 0, pm, pk, pf, wf }' >>"$ROWS_CACHE"
+      ck, cr, cf, pc, pc ? 100 * ph / pc : 0, pm, pk, pf, wf, sc, sp }' >>"$ROWS_CACHE"
 }
 
 run_floor() {
@@ -226,7 +241,7 @@ run_floor() {
 }
 
 for rate in $RATES; do run_rate "$rate"; done
-run_floor
+[ -z "$FLOOR" ] || run_floor
 bad=$(bench_psql -At -c 'SELECT count(*) FROM directory.check_consistency()')
 [ "$bad" = 0 ] || { echo "directory.check_consistency() reports $bad disagreements after the writes" >&2; exit 1; }
 rows_now=$(bench_psql -At -c 'SELECT count(*) FROM directory.employees')
@@ -234,6 +249,7 @@ rows_now=$(bench_psql -At -c 'SELECT count(*) FROM directory.employees')
 echo "Machine: $(machine_description)"
 echo "Cluster: bench/cluster.sh (unix socket, shared_buffers 1GB, jit off, autovacuum off,"
 echo "pg_stat_statements preloaded with track = all, pg_memo defaults: cache_size 64MB, singleflight on)."
+[ -z "$MAX_STALENESS" ] || echo "directory.cached_list_employees SET pg_memo.max_staleness = '$MAX_STALENESS' (every run)."
 echo "Seed: directory.directory_seed($ROWS) + ANALYZE in ${seed_seconds} s (org depth $max_depth); $rows_now employees after all runs,"
 echo "directory.check_consistency() clean."
 echo
@@ -269,8 +285,8 @@ echo "count carried: delta_kept / delta_corrected / delta_fallbacks of employees
 echo "carried: delta_kept / delta_fallbacks of employees.page; writes without a record: memo.info's delta_fallbacks"
 echo "(cumulative since the cluster started, the seed's included)."
 echo
-echo '| writes/s | employees.count calls | count hits | count computations | count shared (singleflight) | by scope: CEO + teams | count carried: kept / corrected / fallbacks | employees.page calls | page hits | page computations | page carried: kept / fallbacks | writes without a record |'
-echo '|---|---|---|---|---|---|---|---|---|---|---|---|'
+echo '| writes/s | employees.count calls | count hits | count computations | count shared (singleflight) | by scope: CEO + teams | count carried: kept / corrected / fallbacks | employees.page calls | page hits | page computations | page carried: kept / fallbacks | writes without a record | stale hits: count / page |'
+echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|'
 cat "$ROWS_CACHE"
 echo
 echo "Wall time: $(( $(date +%s) - wall_start )) s. Load average (1, 5, 15 min) at the start: $load_start; at the end: $(cut -d" " -f1-3 /proc/loadavg)."

@@ -130,16 +130,16 @@ bool shape_of(Query *query, Kind kind, Shape *s) {
 
 // ---- evaluating row versions ---------------------------------------------
 
-// The query's expressions with one key's parameters folded in (as a custom
-// plan would: ARRAY[$1] becomes a constant instead of an array built per
-// row), ready to evaluate row versions. Kept with the statement
-// (statement_cache.hpp) for the next carry of the same key when every
+// The query's expressions, ready to evaluate row versions, with the call's
+// parameters bound at each use (start_use). Kept with the statement
+// (statement_cache.hpp) for the next carry of any of its keys when every
 // function they call is a built-in one; otherwise built for one use.
+// Folding one key's parameters in as constants (as a custom plan would)
+// saves little per row, and building it for every carry cost more than
+// evaluating its rows when readers spread over many keys (a directory's
+// thousand teams: bench/directory_writes.sh).
 struct Evaluator {
     MemoryContext context;  // everything below
-    uint64_t key_hash;      // the key whose parameters are folded in
-    char *key;
-    uint32_t key_len;
     Oid relid;
     Kind kind;
     TupleTableSlot *slot;
@@ -155,11 +155,11 @@ struct Evaluator {
     int64 limit_value;
 };
 
-// Plans expr as an expression with the parameters folded in as constants.
-ExprState *prepare_expression(Node *expr, ParamListInfo params) {
+// Plans expr as an expression: constants folded, parameters read from the
+// expression context's parameter list when it runs.
+ExprState *prepare_expression(Node *expr) {
     PlannerGlobal glob{};
     glob.type = T_PlannerGlobal;
-    glob.boundParams = params;
     PlannerInfo root{};
     root.type = T_PlannerInfo;
     root.glob = &glob;
@@ -203,16 +203,11 @@ bool keepable(const Shape &s) {
     return true;
 }
 
-Evaluator *build_evaluator(const Shape &s, Kind kind, ParamListInfo params, const Encoded &key,
-                           MemoryContext parent) {
+Evaluator *build_evaluator(const Shape &s, Kind kind, MemoryContext parent) {
     MemoryContext context = AllocSetContextCreate(parent, "pg_memo delta evaluator", ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(context);
     auto *ev = static_cast<Evaluator *>(palloc0(sizeof(Evaluator)));
     ev->context = context;
-    ev->key_hash = key.hash;
-    ev->key = static_cast<char *>(palloc(key.key_len));
-    memcpy(ev->key, key.key, key.key_len);
-    ev->key_len = key.key_len;
     ev->relid = s.relid;
     ev->kind = kind;
     Relation rel = table_open(s.relid, AccessShareLock);
@@ -223,9 +218,9 @@ Evaluator *build_evaluator(const Shape &s, Kind kind, ParamListInfo params, cons
     ListCell *lc;
     foreach (lc, s.quals)
         ev->quals = lappend(ev->quals,
-                            lfirst(lc) ? prepare_expression(static_cast<Node *>(lfirst(lc)), params) : nullptr);
+                            lfirst(lc) ? prepare_expression(static_cast<Node *>(lfirst(lc))) : nullptr);
     if (s.page) {
-        ev->limit = prepare_expression(s.page->limitCount, params);
+        ev->limit = prepare_expression(s.page->limitCount);
         ev->nkeys = list_length(s.page->sortClause);
         ev->keys = static_cast<ExprState **>(palloc(sizeof(ExprState *) * ev->nkeys));
         ev->sort = static_cast<SortSupportData *>(palloc0(sizeof(SortSupportData) * ev->nkeys));
@@ -234,7 +229,7 @@ Evaluator *build_evaluator(const Shape &s, Kind kind, ParamListInfo params, cons
         foreach (lc, s.page->sortClause) {
             auto *clause = lfirst_node(SortGroupClause, lc);
             TargetEntry *tle = get_sortgroupclause_tle(clause, s.page->targetList);
-            ev->keys[i] = prepare_expression(reinterpret_cast<Node *>(tle->expr), params);
+            ev->keys[i] = prepare_expression(reinterpret_cast<Node *>(tle->expr));
             ev->columns[i] = tle->resno;
             SortSupport ssup = &ev->sort[i];
             ssup->ssup_cxt = context;
@@ -249,16 +244,10 @@ Evaluator *build_evaluator(const Shape &s, Kind kind, ParamListInfo params, cons
 }
 
 // The statement's evaluator, built if needed and kept with it when allowed.
-Evaluator *evaluator_for(const PreparedQuery &q, const Shape &s, Kind kind, const Encoded &key) {
-    if (q.kept && q.kept->delta_evaluator) {
-        auto *kept = static_cast<Evaluator *>(q.kept->delta_evaluator);
-        if (kept->key_hash == key.hash && kept->key_len == key.key_len && memcmp(kept->key, key.key, key.key_len) == 0)
-            return kept;
-        MemoryContextDelete(kept->context);  // another key's: replaced
-        q.kept->delta_evaluator = nullptr;
-    }
+Evaluator *evaluator_for(const PreparedQuery &q, const Shape &s, Kind kind) {
+    if (q.kept && q.kept->delta_evaluator) return static_cast<Evaluator *>(q.kept->delta_evaluator);
     bool keep = q.kept && keepable(s);
-    Evaluator *ev = build_evaluator(s, kind, q.params, key, keep ? q.kept->context : CurrentMemoryContext);
+    Evaluator *ev = build_evaluator(s, kind, keep ? q.kept->context : CurrentMemoryContext);
     if (keep) q.kept->delta_evaluator = ev;
     return ev;
 }
@@ -384,7 +373,7 @@ Verdict apply_records(Evaluator &ev, List *records, Snapshot seen, const char *p
 // Evaluates the records against q's query (apply_records) inside a
 // subtransaction: an error of the expressions (a cast that fails on a new
 // row) means "cannot tell". Cancels and shutdowns are raised again.
-bool evaluate_records(const PreparedQuery &q, const Encoded &key, const Shape &shape, Kind kind, List *records,
+bool evaluate_records(const PreparedQuery &q, const Shape &shape, Kind kind, List *records,
                       Snapshot seen, const char *payload, uint32_t len, Verdict *verdict, int64 *correction) {
     MemoryContext context = CurrentMemoryContext;
     ResourceOwner owner = CurrentResourceOwner;
@@ -394,7 +383,7 @@ bool evaluate_records(const PreparedQuery &q, const Encoded &key, const Shape &s
     bool ok = true;
     PG_TRY();
     {
-        ev = evaluator_for(q, shape, kind, key);
+        ev = evaluator_for(q, shape, kind);
         start_use(*ev, q.params);
         *verdict = apply_records(*ev, records, seen, payload, len, correction);
         ReleaseCurrentSubTransaction();
@@ -515,7 +504,7 @@ void settle_with_deltas(Analysis *analysis, const PreparedQuery &q, const Encode
     if (!shape_of(prepared_query_tree(q.plan), kind, &s)) return;
     Verdict verdict;
     int64 correction;
-    bool told = evaluate_records(q, key, s, kind, records, snapshot, result->payload, result->len, &verdict,
+    bool told = evaluate_records(q, s, kind, records, snapshot, result->payload, result->len, &verdict,
                                  &correction);
     if (!told || verdict == Verdict::Invalid) return;
     if (kind == Kind::Count && correction != 0) {
@@ -575,7 +564,7 @@ bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, co
         } else if (SharedInvalidMessageCounter == invalidations_seen) {
             Verdict verdict;
             int64 correction = 0;
-            if (!evaluate_records(q, key, s, call.kind, records, nullptr, stale.payload, stale.payload_len,
+            if (!evaluate_records(q, s, call.kind, records, nullptr, stale.payload, stale.payload_len,
                                   &verdict, &correction))
                 outcome = Outcome::CannotTell;
             else if (verdict == Verdict::Invalid)

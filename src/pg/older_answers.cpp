@@ -68,8 +68,11 @@ bool within_bound(const OlderAnswer &older, int bound_ms) {
     return older.present && bound_ms > 0 && now_micros() - older.invalidated_after <= Micros(bound_ms) * 1000;
 }
 
+// The last tenth of the bound is left for the refresh to finish in.
+constexpr int kRefreshAtTenths = 9;
+
 bool refresh_due(const OlderAnswer &older) {
-    return now_micros() - older.stamped_at >= Micros(guc_max_staleness_ms) * 1000 / 2;
+    return now_micros() - older.stamped_at >= Micros(guc_max_staleness_ms) * 1000 * kRefreshAtTenths / 10;
 }
 
 bool serve_older(const OlderAnswer &older, uint32_t stats_slot, Counter counter, Result *out) {
