@@ -130,14 +130,18 @@ bool shape_of(Query *query, Kind kind, Shape *s) {
 
 // ---- evaluating row versions ---------------------------------------------
 
-// The query's expressions, ready to evaluate row versions, with the call's
-// parameters bound at each use (start_use). Kept with the statement
-// (statement_cache.hpp) for the next carry of any of its keys when every
-// function they call is a built-in one; otherwise built for one use.
-// Folding one key's parameters in as constants (as a custom plan would)
-// saves little per row, and building it for every carry cost more than
-// evaluating its rows when readers spread over many keys (a directory's
-// thousand teams: bench/directory_writes.sh).
+// The query's expressions, ready to evaluate row versions. Two kinds:
+//   - generic: the call's parameters are bound at each use (start_use).
+//     Kept with the statement (statement_cache.hpp) for the next carry of
+//     any of its keys when every function they call is a built-in one;
+//     otherwise built for one use.
+//   - folded: one call's parameters folded in as constants, as a custom
+//     plan would (ARRAY[$1] becomes a constant instead of an array built
+//     for every row). Built for one use, when the rows to evaluate are
+//     many enough to repay building it (kFoldAtRows).
+// Keeping one folded evaluator per key cost more than it saved when
+// readers spread over many keys (a directory's thousand teams, each carry
+// another key's: bench/directory_writes.sh).
 struct Evaluator {
     MemoryContext context;  // everything below
     Oid relid;
@@ -155,11 +159,13 @@ struct Evaluator {
     int64 limit_value;
 };
 
-// Plans expr as an expression: constants folded, parameters read from the
-// expression context's parameter list when it runs.
-ExprState *prepare_expression(Node *expr) {
+// Plans expr as an expression: constants folded, and with params the
+// parameters too; without, they are read from the expression context's
+// parameter list when it runs.
+ExprState *prepare_expression(Node *expr, ParamListInfo params) {
     PlannerGlobal glob{};
     glob.type = T_PlannerGlobal;
+    glob.boundParams = params;
     PlannerInfo root{};
     root.type = T_PlannerInfo;
     root.glob = &glob;
@@ -203,7 +209,8 @@ bool keepable(const Shape &s) {
     return true;
 }
 
-Evaluator *build_evaluator(const Shape &s, Kind kind, MemoryContext parent) {
+// params: folded in (nullptr: generic).
+Evaluator *build_evaluator(const Shape &s, Kind kind, ParamListInfo params, MemoryContext parent) {
     MemoryContext context = AllocSetContextCreate(parent, "pg_memo delta evaluator", ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(context);
     auto *ev = static_cast<Evaluator *>(palloc0(sizeof(Evaluator)));
@@ -218,9 +225,9 @@ Evaluator *build_evaluator(const Shape &s, Kind kind, MemoryContext parent) {
     ListCell *lc;
     foreach (lc, s.quals)
         ev->quals = lappend(ev->quals,
-                            lfirst(lc) ? prepare_expression(static_cast<Node *>(lfirst(lc))) : nullptr);
+                            lfirst(lc) ? prepare_expression(static_cast<Node *>(lfirst(lc)), params) : nullptr);
     if (s.page) {
-        ev->limit = prepare_expression(s.page->limitCount);
+        ev->limit = prepare_expression(s.page->limitCount, params);
         ev->nkeys = list_length(s.page->sortClause);
         ev->keys = static_cast<ExprState **>(palloc(sizeof(ExprState *) * ev->nkeys));
         ev->sort = static_cast<SortSupportData *>(palloc0(sizeof(SortSupportData) * ev->nkeys));
@@ -229,7 +236,7 @@ Evaluator *build_evaluator(const Shape &s, Kind kind, MemoryContext parent) {
         foreach (lc, s.page->sortClause) {
             auto *clause = lfirst_node(SortGroupClause, lc);
             TargetEntry *tle = get_sortgroupclause_tle(clause, s.page->targetList);
-            ev->keys[i] = prepare_expression(reinterpret_cast<Node *>(tle->expr));
+            ev->keys[i] = prepare_expression(reinterpret_cast<Node *>(tle->expr), params);
             ev->columns[i] = tle->resno;
             SortSupport ssup = &ev->sort[i];
             ssup->ssup_cxt = context;
@@ -243,11 +250,16 @@ Evaluator *build_evaluator(const Shape &s, Kind kind, MemoryContext parent) {
     return ev;
 }
 
-// The statement's evaluator, built if needed and kept with it when allowed.
-Evaluator *evaluator_for(const PreparedQuery &q, const Shape &s, Kind kind) {
+// Row versions from which a folded evaluator repays its building.
+constexpr uint64_t kFoldAtRows = 64;
+
+// For nrows row versions: a folded evaluator built for this use, or the
+// statement's generic one, built if needed and kept with it when allowed.
+Evaluator *evaluator_for(const PreparedQuery &q, const Shape &s, Kind kind, uint64_t nrows) {
+    if (nrows >= kFoldAtRows) return build_evaluator(s, kind, q.params, CurrentMemoryContext);
     if (q.kept && q.kept->delta_evaluator) return static_cast<Evaluator *>(q.kept->delta_evaluator);
     bool keep = q.kept && keepable(s);
-    Evaluator *ev = build_evaluator(s, kind, keep ? q.kept->context : CurrentMemoryContext);
+    Evaluator *ev = build_evaluator(s, kind, nullptr, keep ? q.kept->context : CurrentMemoryContext);
     if (keep) q.kept->delta_evaluator = ev;
     return ev;
 }
@@ -383,7 +395,13 @@ bool evaluate_records(const PreparedQuery &q, const Shape &shape, Kind kind, Lis
     bool ok = true;
     PG_TRY();
     {
-        ev = evaluator_for(q, shape, kind);
+        uint64_t nrows = 0;
+        ListCell *lc;
+        foreach (lc, records) {
+            auto *r = static_cast<const DeltaRecord *>(lfirst(lc));
+            nrows += r->nold + r->nnew;
+        }
+        ev = evaluator_for(q, shape, kind, nrows);
         start_use(*ev, q.params);
         *verdict = apply_records(*ev, records, seen, payload, len, correction);
         ReleaseCurrentSubTransaction();

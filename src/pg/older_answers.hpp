@@ -33,7 +33,7 @@ OlderAnswer older_answer(const CopyOutSink &sink, LookupStatus status);
 // Whether it missed no commit older than bound_ms, now.
 bool within_bound(const OlderAnswer &older, int bound_ms);
 
-// Under max_staleness: whether it is old enough (half the bound since it was
+// Under max_staleness: whether it is old enough (nine tenths of the bound since it was
 // exact) that a caller should recompute it, rather than all serving it.
 bool refresh_due(const OlderAnswer &older);
 
