@@ -125,6 +125,33 @@ DELETE FROM people WHERE id = 200;
 SELECT memo.count('people.div', 'SELECT * FROM people WHERE 1000 / (id - 200) < $1', ARRAY['0']);
 SELECT computations, fallbacks FROM delta_counters('people.div');
 
+-- 5b. a carry of many row versions (64 or more: the parameters are folded
+--     into an evaluator built for it): a row moved back and forth between
+--     teams by 40 commits, another renamed by 30; the count and a page,
+--     against the table
+SELECT memo.count('people.many', 'SELECT * FROM people WHERE team = $1', ARRAY['1']);
+SELECT * FROM memo.list('people.many_page', 'SELECT id, name FROM people WHERE team = $1 ORDER BY name LIMIT 2',
+                        ARRAY['1']) AS t(id int, name text);
+DO $$ BEGIN
+  FOR i IN 1 .. 40 LOOP
+    UPDATE people SET team = CASE WHEN i % 2 = 1 THEN 3 ELSE 1 END WHERE id = 1;
+    COMMIT;
+  END LOOP;
+  FOR i IN 1 .. 30 LOOP
+    UPDATE people SET name = 'zz' || i WHERE id = 2;
+    COMMIT;
+  END LOOP;
+END $$;
+SELECT memo.count('people.many', 'SELECT * FROM people WHERE team = $1', ARRAY['1']),
+       (SELECT count(*) FROM people WHERE team = 1) AS truth;
+SELECT computations, kept + corrected AS carried FROM delta_counters('people.many');
+SELECT * FROM memo.list('people.many_page', 'SELECT id, name FROM people WHERE team = $1 ORDER BY name LIMIT 2',
+                        ARRAY['1']) AS t(id int, name text);
+SELECT id, name FROM people WHERE team = 1 ORDER BY name LIMIT 2;
+UPDATE people SET name = 'a first' WHERE id = 2;
+SELECT * FROM memo.list('people.many_page', 'SELECT id, name FROM people WHERE team = $1 ORDER BY name LIMIT 2',
+                        ARRAY['1']) AS t(id int, name text);
+
 -- 6. what cannot keep deltas is refused by memo.watch; unwatch removes the
 --    delta triggers; watching without deltas removes them too
 CREATE TABLE parted (id int) PARTITION BY RANGE (id);
