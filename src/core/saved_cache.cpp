@@ -37,7 +37,7 @@ struct RawHeader {
     uint64_t control_fingerprint;
     int64_t saved_at;
     uint32_t counters;
-    uint32_t reserved;
+    uint32_t environment;
 };
 static_assert(sizeof(RawHeader) == kHeaderBytes, "header layout");
 
@@ -126,6 +126,7 @@ bool SavedCacheWriter::begin(const SavedCacheHeader &h, const Generations &gens)
     raw.magic = kSavedCacheMagic;
     raw.version = kSavedCacheFormatVersion;
     raw.build_id = h.build_id;
+    raw.environment = h.environment;
     raw.system_identifier = h.system_identifier;
     raw.checkpoint_lsn = h.checkpoint_lsn;
     raw.timeline = h.timeline;
@@ -195,8 +196,9 @@ SavedCacheStatus SavedCacheReader::read_header(SavedCacheHeader *h) noexcept {
     if (s != SavedCacheStatus::Ok) return s;
     if (raw.magic != kSavedCacheMagic) return SavedCacheStatus::NotACacheFile;
     if (raw.version != kSavedCacheFormatVersion) return SavedCacheStatus::WrongVersion;
-    if (raw.counters != Generations::kSlots || raw.reserved != 0) return SavedCacheStatus::Malformed;
+    if (raw.counters != Generations::kSlots) return SavedCacheStatus::Malformed;
     h->build_id = raw.build_id;
+    h->environment = raw.environment;
     h->system_identifier = raw.system_identifier;
     h->checkpoint_lsn = raw.checkpoint_lsn;
     h->timeline = raw.timeline;
@@ -315,6 +317,7 @@ Refusal refusal_to_restore(const SavedCacheHeader &saved, const ServerFacts &now
         return Refusal::CheckpointMoved;
     if (saved.control_fingerprint != now.control_fingerprint) return Refusal::ControlFileChanged;
     if (saved.build_id != now.build_id) return Refusal::BuildChanged;
+    if (saved.environment != now.environment) return Refusal::EnvironmentChanged;
     if (saved.cache_size_kb != now.cache_size_kb) return Refusal::CacheSizeChanged;
     return Refusal::None;
 }

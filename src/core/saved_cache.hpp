@@ -34,7 +34,7 @@
 namespace pgmemo {
 
 constexpr uint32_t kSavedCacheMagic = 0x434d4750;  // "PGMC" in little-endian bytes
-constexpr uint32_t kSavedCacheFormatVersion = 1;
+constexpr uint32_t kSavedCacheFormatVersion = 2;
 
 // What the file says about where and when it was written.
 struct SavedCacheHeader {
@@ -45,6 +45,9 @@ struct SavedCacheHeader {
     uint32_t cache_size_kb = 0;        // pg_memo.cache_size
     uint64_t control_fingerprint = 0;  // hash of pg_control's bytes
     Micros saved_at = 0;
+    // What a query's result can depend on outside WAL and the library: the
+    // C library (its collations) and the time zone data; a hash.
+    uint32_t environment = 0;
 };
 
 // One entry as written and as read back. Pointers are valid during
@@ -224,6 +227,7 @@ struct ServerFacts {
     bool standby_signal = false;
     uint32_t cache_size_kb = 0;
     uint64_t build_id = 0;
+    uint32_t environment = 0;
 };
 
 enum class Refusal {
@@ -240,6 +244,7 @@ enum class Refusal {
     ControlFileChanged,
     CacheSizeChanged,
     BuildChanged,
+    EnvironmentChanged,
 };
 
 // Why a file with this header must not be restored now (None: it may).

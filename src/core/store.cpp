@@ -142,7 +142,9 @@ void Store::entry_identity(const Entry *e, uint64_t *hash, const char **key, uin
 // For an entry that is not current. The first commit it misses moved one of
 // its counters; it became visible after the entry's stamp time (the result's
 // snapshot was taken after that), and no earlier than the one bump since the
-// stamp began, when that is known.
+// stamp began, when that is known. Not known while another commit on the
+// counter is in progress: it may be visible already, without its bump, and
+// have begun before the bump that was published.
 StaleInfo Store::stale_info(const Entry *e) const noexcept {
     StaleInfo info{e->stamped_at, true, kept_by_deltas(e->deps(), e->ndeps)};
     Micros first_bump = INT64_MAX;
@@ -152,7 +154,8 @@ StaleInfo Store::stale_info(const Entry *e) const noexcept {
         bool moved = gens_.read(d.slot) != d.generation;
         if (!moved && !pending) continue;
         if (!(d.flags & kDataStamp)) info.data_only = false;
-        Micros t = moved ? gens_.invalidated_after(d) : kUnknownTime;
+        Micros t = moved && !pending ? gens_.invalidated_after(d) : kUnknownTime;
+        if (t != kUnknownTime && gens_.commit_pending(d.slot)) t = kUnknownTime;  // one began meanwhile
         if (t < first_bump) first_bump = t;
     }
     if (first_bump != INT64_MAX && first_bump > info.invalidated_after) info.invalidated_after = first_bump;

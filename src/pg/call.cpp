@@ -193,6 +193,19 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
 
 Encoded encode_call(const Call &call) { return encode_fields(call, true); }
 
+Encoded remembered_error_key(const Encoded &key) {
+    // The kind field's one byte, after its 4-byte length: 'L' or 'C' in a
+    // result's key, lower case in its error's. No result key has it.
+    constexpr uint32_t kKindByte = 4;
+    Encoded e;
+    e.key_len = key.key_len;
+    e.key = static_cast<char *>(palloc(e.key_len));
+    memcpy(e.key, key.key, key.key_len);
+    e.key[kKindByte] = char(e.key[kKindByte] | 0x20);
+    e.hash = pgmemo::hash_bytes(e.key, e.key_len);
+    return e;
+}
+
 Encoded encode_statement(const Call &call) { return encode_fields(call, false); }
 
 bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, ArrayType **params) {

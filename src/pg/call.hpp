@@ -49,6 +49,12 @@ bool same_search_path(const Call &call);
 // 1 GB.
 Encoded encode_call(const Call &call);
 
+// The key a failed computation's error is remembered under
+// (pg_memo.error_ttl): the call's key with its kind in lower case. Apart
+// from the result's entry, so that an older answer stays for the callers
+// that accept one (pg_memo.max_staleness, pg_memo.stale_on_error).
+Encoded remembered_error_key(const Encoded &key);
+
 // The same without the cache name and the parameters: what the text means
 // to the parser and planner, the key of this backend's prepared statements.
 Encoded encode_statement(const Call &call);

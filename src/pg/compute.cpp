@@ -319,8 +319,9 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         uint64 invalidations_seen = SharedInvalidMessageCounter;
         // The key holds the path the arguments were read with.
         bool path_moved = !same_search_path(call);
+        analysis->stamped_at = 0;  // not stamped yet: an error until then is not remembered
         PreparedQuery q = prepare_query(call, analysis, invalidations_seen, path_moved);
-        analysis->stamped_at = 0;  // not stamped yet (remember_error looks)
+        analysis->stamped_at = 0;
         if (path_moved) analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
 
         // A commit in progress would make the result stale as soon as it
@@ -365,17 +366,18 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
     }
 }
 
-// A failed computation's error, stored under the key so that later callers
-// get it without running the query (pg_memo.error_ttl). Only once the
-// analysis is complete and its generations read: the entry is invalidated
-// like a result.
+// A failed computation's error, stored under the key's error key
+// (remembered_error_key) so that later callers get it without running the
+// query (pg_memo.error_ttl). Only once the analysis is complete and its
+// generations read: the entry is invalidated like a result.
 void remember_error(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const ErrorData *e) {
     Result r{};
     r.len = uint32_t(error_result_size(strlen(e->message ? e->message : ""), strlen(e->detail ? e->detail : ""),
                                        strlen(e->hint ? e->hint : "")));
     r.payload = static_cast<char *>(palloc(r.len));
     ResultWriter w(r.payload, r.len);
-    if (w.write_error(e->sqlerrcode, e->message, e->detail, e->hint)) store_result(sh, slot, key, a, r, nullptr);
+    if (w.write_error(e->sqlerrcode, e->message, e->detail, e->hint))
+        store_result(sh, slot, remembered_error_key(key), a, r, nullptr);
 }
 
 Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t slot, Analysis *analysis,
@@ -388,9 +390,10 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
     {
         MemoryContextSwitchTo(caller_ctx);
         ErrorData *e = CopyErrorData();
+        FlushErrorState();
         if (error_is_remembered(e->sqlerrcode) && analysis->stamped_at != 0 && storable(*analysis, false))
             remember_error(shared_state(), slot, key, *analysis, e);
-        PG_RE_THROW();
+        ReThrowError(e);
     }
     PG_END_TRY();
     return r;

@@ -29,7 +29,6 @@
 //     that re-enters its own key gets an error.
 #include "delta_apply.hpp"
 #include "memoize.hpp"
-#include "older_answers.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -213,19 +212,6 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink, &pinned);
     if (status == LookupStatus::StaleKept)
         status = leaving_flight_on_error([&] { return carry_and_look_up(call, key, stats_slot, sink, &pinned); });
-    if (status == LookupStatus::Hit && is_error_result(sink.payload, sink.payload_len)) {
-        // A remembered error: raised again, to the waiters too, while this
-        // caller's error_ttl covers it; otherwise the query runs again.
-        sh.store.unpin(pinned);
-        pinned = 0;
-        status = LookupStatus::Stale;
-        if (error_still_remembered(sink.stamped_at)) {
-            ResultReader rd(sink.payload, sink.payload_len);
-            publish(FlightState::Failed, 0, rd.error_code(), rd.error_message());
-            leave_flight();
-            raise_remembered_error(sink.payload, sink.payload_len, stats_slot);
-        }
-    }
     if (status == LookupStatus::Hit) {
         // The check can raise (a relation gone): neither the pin nor the
         // flight may outlive it, even when a savepoint catches the error.

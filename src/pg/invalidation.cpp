@@ -102,6 +102,10 @@ void forget_transaction() {
 // subscription, so the bump follows the moment its rows became visible.
 void mark_subscription_relations() {
     if (!MyLogicalRepWorker) return;
+    // Its rows may be visible before this pre-commit (a two-phase
+    // subscription's COMMIT PREPARED runs inside this transaction): the
+    // transaction's start is the earliest they can have become visible.
+    commit_began_at = GetCurrentTransactionStartTimestamp();
     ListCell *lc;
     foreach (lc, GetSubscriptionRelations(MyLogicalRepWorker->subid)) {
         auto *state = static_cast<SubscriptionRelState *>(lfirst(lc));

@@ -57,11 +57,13 @@ Result run_miss_path(void *arg) {
     // carries it: routing carries through flights cut read throughput to a
     // fifth under 100 writes/s (bench/directory_writes.sh).
     if (status == LookupStatus::StaleKept) status = carry_and_look_up(m.call, m.key, m.slot, m.sink);
-    if (status == LookupStatus::Hit && !is_error_result(m.sink.payload, m.sink.payload_len) &&
-        privileges_still_hold(m.sink.meta, m.sink.meta_len)) {
+    if (status == LookupStatus::Hit && privileges_still_hold(m.sink.meta, m.sink.meta_len)) {
         sh.stats.add(m.slot, kHits);
         return Result{m.sink.payload, m.sink.payload_len};
     }
+    // A failure remembered for the key (pg_memo.error_ttl): raised again,
+    // as a failed computation would be (stale_on_error may answer it).
+    raise_if_remembered(m.key, m.slot);
     bool own_writes_hidden = status == LookupStatus::OwnWrites;
     if (!own_writes_hidden && flights_usable(m.key)) return memoize_in_flight(m.call, m.key, m.slot);
     return compute_and_store(m.call, m.key, m.slot, own_writes_hidden, nullptr);
@@ -120,15 +122,9 @@ Result memoize(const Call &call) {
     sink.want_stale = true;
     sink.want_older = older_answers_wanted();
     LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
-    if (status == LookupStatus::Hit) {
-        if (is_error_result(sink.payload, sink.payload_len)) {
-            if (error_still_remembered(sink.stamped_at) && privileges_still_hold(sink.meta, sink.meta_len))
-                raise_remembered_error(sink.payload, sink.payload_len, slot);
-            status = LookupStatus::Stale;  // forgotten by this caller: run the query
-        } else if (privileges_still_hold(sink.meta, sink.meta_len)) {
-            sh.stats.add(slot, kHits);
-            return Result{sink.payload, sink.payload_len};
-        }
+    if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
+        sh.stats.add(slot, kHits);
+        return Result{sink.payload, sink.payload_len};
     }
 
     OlderAnswer older = older_answer(sink, status);

@@ -35,10 +35,11 @@ bool statement_timeout_fired(const StatementTimer &t) {
 }
 
 // The failures an older answer may replace: the query's own errors, a lock
-// timeout, a statement timeout. Never a cancel, a termination or a shortage
-// of the server's own resources.
+// timeout, a statement timeout. Never a cancel, a termination, a shortage
+// of the server's own resources, or a privilege the caller lacks.
 bool older_answer_may_replace(int sqlerrcode, const StatementTimer &timer) {
     if (sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE) return true;
+    if (sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE) return false;  // the caller's, not the query's
     if (sqlerrcode == ERRCODE_QUERY_CANCELED) return statement_timeout_fired(timer);
     return error_belongs_to_query(sqlerrcode);
 }
@@ -52,7 +53,7 @@ OlderAnswer older_answer(const CopyOutSink &sink, LookupStatus status) {
     if (status != LookupStatus::StaleKept && status != LookupStatus::StaleCopied) return older;
     // An entry kept by deltas is offered even when DDL moved it: not older,
     // just wrong.
-    if (!sink.stale.data_only || is_error_result(sink.payload, sink.payload_len)) return older;
+    if (!sink.stale.data_only) return older;
     // This transaction's own writes are in no stored entry.
     if (own_writes().intersects(sink.deps, sink.ndeps)) return older;
     older.present = true;
@@ -124,24 +125,24 @@ Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*mi
     return older_result;
 }
 
-bool is_error_result(const char *payload, uint32_t len) {
-    ResultReader rd(payload, len);
-    return rd.valid() && rd.kind() == ResultKind::Error;
-}
-
-bool error_still_remembered(Micros stamped_at) {
-    return guc_error_ttl_ms > 0 && now_micros() - stamped_at < Micros(guc_error_ttl_ms) * 1000;
-}
-
-void raise_remembered_error(const char *payload, uint32_t len, uint32_t stats_slot) {
-    ResultReader rd(payload, len);
+void raise_if_remembered(const Encoded &key, uint32_t stats_slot) {
+    if (guc_error_ttl_ms <= 0) return;
+    Encoded error_key = remembered_error_key(key);
+    CopyOutSink sink;
+    if (shared_state().store.lookup(error_key.hash, error_key.key, error_key.key_len, own_writes(), sink) !=
+        LookupStatus::Hit)
+        return;
+    ResultReader rd(sink.payload, sink.payload_len);
+    if (!rd.valid() || rd.kind() != ResultKind::Error ||
+        now_micros() - sink.stamped_at >= Micros(guc_error_ttl_ms) * 1000 ||
+        !privileges_still_hold(sink.meta, sink.meta_len))
+        return;
     shared_state().stats.add(stats_slot, kErrorHits);
     ereport(ERROR, (errcode(rd.error_code()), errmsg_internal("%s", rd.error_message()),
                     rd.error_detail()[0] ? errdetail_internal("%s", rd.error_detail()) : 0,
                     rd.error_hint()[0] ? errhint("%s", rd.error_hint()) : 0,
                     errcontext("pg_memo: error remembered for \"%s\" (pg_memo.error_ttl)",
                                cache_name_of(stats_slot))));
-    pg_unreachable();
 }
 
 }  // namespace pgmemo

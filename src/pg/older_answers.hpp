@@ -47,10 +47,10 @@ bool serve_older(const OlderAnswer &older, uint32_t stats_slot, Counter counter,
 Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*miss_path)(void *), void *arg);
 
 // Remembered errors (pg_memo.error_ttl). A computation's error is stored
-// when it belongs to the query itself (compute.cpp); a hit on it is raised
-// again while the caller's error_ttl covers its age.
-bool is_error_result(const char *payload, uint32_t len);
-bool error_still_remembered(Micros stamped_at);
-[[noreturn]] void raise_remembered_error(const char *payload, uint32_t len, uint32_t stats_slot);
+// under the key's error key when it belongs to the query itself
+// (compute.cpp). Raises it again, counted in stats_slot, if one is stored
+// for key, current, younger than the caller's error_ttl, and the caller
+// passes the privilege checks of a hit; otherwise returns.
+void raise_if_remembered(const Encoded &key, uint32_t stats_slot);
 
 }  // namespace pgmemo

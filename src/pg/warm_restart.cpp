@@ -82,9 +82,11 @@ extern "C" {
 #include "pgstat.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "utils/guc.h"
 }
 
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -111,6 +113,7 @@ WarmRestartStatus *restart_status = nullptr;
 // Postmaster only: what the exit callback saves, and who wrote the entries.
 WarmRestartRegion postmaster_region;
 uint64_t postmaster_build_id = 0;
+uint32_t postmaster_environment = 0;
 
 // For the postmaster, before its first child and after its last: no other
 // process can hold or want a lock.
@@ -140,6 +143,26 @@ uint64_t library_identity() {
         return 0;
     uint64_t id = hash_mix(uint64_t(st.st_ino), uint64_t(st.st_size));
     return hash_mix(id, uint64_t(st.st_mtim.tv_sec) * 1000000000u + uint64_t(st.st_mtim.tv_nsec));
+}
+
+// What results can depend on outside WAL and pg_memo's library, as this
+// postmaster found it at startup: the server's version, the C library's
+// (its collations) and the time zone data's. A restart is often taken to
+// upgrade exactly these; then nothing is restored.
+uint32_t environment_identity() {
+    const char *server_version = GetConfigOption("server_version_num", true, false);
+    uint64_t h = server_version ? hash_bytes(server_version, strlen(server_version)) : 0;
+    const char *libc = gnu_get_libc_version();
+    h = hash_mix(h, hash_bytes(libc, strlen(libc)));
+    // The first line of the system's zone data, which Debian's PostgreSQL
+    // reads ("# version 2025b"); nothing when it is elsewhere.
+    char line[128] = "";
+    if (FILE *f = fopen("/usr/share/zoneinfo/tzdata.zi", "r")) {
+        if (!fgets(line, sizeof line, f)) line[0] = '\0';
+        fclose(f);
+    }
+    h = hash_mix(h, hash_bytes(line, strlen(line)));
+    return uint32_t(h ^ (h >> 32));
 }
 
 bool file_exists(const char *path) {
@@ -174,6 +197,7 @@ ServerFacts server_facts() {
     f.standby_signal = file_exists(STANDBY_SIGNAL_FILE);
     f.cache_size_kb = uint32_t(guc_cache_size_kb);
     f.build_id = postmaster_build_id;
+    f.environment = postmaster_environment;
     return f;
 }
 
@@ -210,6 +234,8 @@ const char *refusal_reason(Refusal r, const SavedCacheHeader &saved, const Serve
                             uint32(saved.checkpoint_lsn >> 32), uint32(saved.checkpoint_lsn), saved.timeline);
         case Refusal::ControlFileChanged: return "pg_control changed since it was saved";
         case Refusal::BuildChanged: return "it was saved by another build of pg_memo's library";
+        case Refusal::EnvironmentChanged:
+            return "the server, its C library (collations) or the time zone data changed since it was saved";
         case Refusal::CacheSizeChanged:
             return psprintf("pg_memo.cache_size changed from %u kB to %u kB", saved.cache_size_kb,
                             now.cache_size_kb);
@@ -237,6 +263,7 @@ bool write_entries(FILE *file, const ServerFacts &facts, uint64_t *saved) {
 
     SavedCacheHeader header;
     header.build_id = facts.build_id;
+    header.environment = facts.environment;
     header.system_identifier = facts.system_identifier;
     header.checkpoint_lsn = facts.checkpoint_lsn;
     header.timeline = facts.timeline;
@@ -447,6 +474,7 @@ void warm_restart_startup(const WarmRestartRegion &region, bool created) {
 
     postmaster_region = region;
     postmaster_build_id = hash_mix(saved_cache_core_fingerprint(), library_identity());
+    postmaster_environment = environment_identity();
     restore_at_startup(region);
     on_shmem_exit(save_at_exit, (Datum)0);
 }

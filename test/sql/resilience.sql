@@ -119,6 +119,34 @@ SELECT try($$SELECT memo.count('sleepy', 'SELECT * FROM generate_series(1, 10000
 SELECT try($$SELECT memo.count('sleepy', 'SELECT * FROM generate_series(1, 100000000)')$$);
 RESET statement_timeout;
 SELECT computations, error_hits FROM counters('sleepy'), older('sleepy');
+-- A remembered error lives beside the result's entry: the older answer
+-- stays, and for a caller with stale_on_error the remembered error is a
+-- failed computation like any other.
+SELECT * FROM memo.list('both', 'SELECT 100 / amount AS r FROM price WHERE id = 2') AS t(r int);
+UPDATE price SET amount = 0 WHERE id = 2;
+SELECT try($$SELECT * FROM memo.list('both', 'SELECT 100 / amount AS r FROM price WHERE id = 2') AS t(r int)$$);
+SET pg_memo.stale_on_error = '1h';
+SELECT * FROM memo.list('both', 'SELECT 100 / amount AS r FROM price WHERE id = 2') AS t(r int);
+RESET pg_memo.stale_on_error;
+SELECT computations, error_hits, stale_on_error_hits FROM counters('both'), older('both');
+UPDATE price SET amount = 20 WHERE id = 2;
+-- A remembered error is raised only to a caller who may still read the
+-- table: after a membership is revoked (which moves no counter), the
+-- caller gets PostgreSQL's permission error.
+CREATE ROLE resil_group;
+CREATE ROLE resil_user IN ROLE resil_group;
+GRANT SELECT ON price TO resil_group;
+REVOKE SELECT ON price FROM PUBLIC;
+GRANT USAGE ON SCHEMA public TO resil_group;
+SET ROLE resil_user;
+SELECT try($$SELECT memo.count('members', 'SELECT * FROM price WHERE 1 / (amount - amount) = 1')$$);
+SELECT try($$SELECT memo.count('members', 'SELECT * FROM price WHERE 1 / (amount - amount) = 1')$$);
+RESET ROLE;
+REVOKE resil_group FROM resil_user;
+SET ROLE resil_user;
+SELECT try($$SELECT memo.count('members', 'SELECT * FROM price WHERE 1 / (amount - amount) = 1')$$);
+RESET ROLE;
+SELECT error_hits FROM older('members');
 RESET pg_memo.error_ttl;
 
 -- ---- pg_memo.unwatched_tables ----------------------------------------------
@@ -136,3 +164,5 @@ RESET pg_memo.unwatched_tables;
 
 DROP TABLE loose, price CASCADE;
 DROP FUNCTION older(text);
+REVOKE USAGE ON SCHEMA public FROM resil_group;
+DROP ROLE resil_user, resil_group;

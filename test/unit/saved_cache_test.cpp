@@ -63,6 +63,7 @@ SavedCacheHeader sample_header() {
     h.cache_size_kb = 1024;
     h.control_fingerprint = 0xabcdef;
     h.saved_at = 800000000000000;
+    h.environment = 0x5eed;
     return h;
 }
 
@@ -358,6 +359,7 @@ TEST(SavedCache, RefusalToRestore) {
     same.control_fingerprint = saved.control_fingerprint;
     same.cache_size_kb = saved.cache_size_kb;
     same.build_id = saved.build_id;
+    same.environment = saved.environment;
     EXPECT_EQ(refusal_to_restore(saved, same), Refusal::None);
 
     auto refusal_with = [&](auto change) {
@@ -379,5 +381,6 @@ TEST(SavedCache, RefusalToRestore) {
     EXPECT_EQ(refusal_with([](ServerFacts &f) { f.timeline = 2; }), Refusal::CheckpointMoved);
     EXPECT_EQ(refusal_with([](ServerFacts &f) { f.control_fingerprint ^= 1; }), Refusal::ControlFileChanged);
     EXPECT_EQ(refusal_with([](ServerFacts &f) { f.build_id ^= 1; }), Refusal::BuildChanged);
+    EXPECT_EQ(refusal_with([](ServerFacts &f) { f.environment ^= 1; }), Refusal::EnvironmentChanged);
     EXPECT_EQ(refusal_with([](ServerFacts &f) { f.cache_size_kb *= 2; }), Refusal::CacheSizeChanged);
 }

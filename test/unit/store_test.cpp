@@ -324,3 +324,19 @@ TEST(Generations, InvalidationTimeBelongsToItsBump) {
     d.generation = 99;
     EXPECT_EQ(t.gens.invalidated_after(d), kUnknownTime) << "restored counters have no times";
 }
+
+// A commit in progress on a moved counter may already be visible without
+// its bump, and may have begun before the bump that was published: the
+// bump's time is not trusted then, the stamp's time is.
+TEST(Store, BumpTimeIsNotTrustedWhileAnotherCommitIsInProgress) {
+    TestStore t(1 << 20);
+    TableEntry te = store_table_entry(t, 706, 16, "q", 1'000'000);
+    t.gens.begin_commit(te.rows);     // T1: announced, visible, not bumped yet
+    t.gens.bump(te.rows, 5'000'000);  // T2: began later, bumped first
+    StaleInfo info;
+    ASSERT_EQ(lookup_stale(t, 16, "q", &info), LookupStatus::StaleCopied);
+    EXPECT_EQ(info.invalidated_after, 1'000'000);
+    t.gens.end_commit(te.rows);
+    ASSERT_EQ(lookup_stale(t, 16, "q", &info), LookupStatus::StaleCopied);
+    EXPECT_EQ(info.invalidated_after, 5'000'000) << "nothing in progress: the one bump's time";
+}
