@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What watching costs a writer of single rows: pgbench TPS of a one-row
 # UPDATE (by primary key) and a one-row INSERT on a table that is not
-# watched, watched, and watched with deltas (memo.watch(t, deltas => true)).
-# The three modes take turns on the same tables (memo.unwatch / memo.watch
+# watched, watched, watched with deltas (memo.watch(t, deltas => true)), and
+# watched with pg_memo.standby_records on (two WAL records per committed
+# write). The four modes take turns on the same tables (memo.unwatch / memo.watch
 # between runs), round after round, after one unrecorded round; each run is
 # preceded by VACUUM and CHECKPOINT. Reports the median TPS of each mode and
 # its ratio to the unwatched median.
@@ -38,12 +39,14 @@ printf '%s\n' '\set id random(1, 100000)' 'UPDATE upd SET n = n + 1 WHERE id = :
 printf '%s\n' "INSERT INTO ins (n, note) VALUES (1, 'a note of some thirty characters');" >"$BENCH_DIR/insert.sql"
 chown postgres "$BENCH_DIR"/*.sql
 
-set_mode() {  # unwatched | watched | deltas
-  local t
+set_mode() {  # unwatched | watched | deltas | records
+  local t records=off
+  [ "$1" = records ] && records=on
+  bench_psql -c "ALTER SYSTEM SET pg_memo.standby_records = $records" -c 'SELECT pg_reload_conf()' >/dev/null
   for t in upd ins; do
     case $1 in
       unwatched) bench_psql -c "SELECT memo.unwatch('$t')" ;;
-      watched) bench_psql -c "SELECT memo.watch('$t')" ;;
+      watched | records) bench_psql -c "SELECT memo.watch('$t')" ;;
       deltas) bench_psql -c "SELECT memo.watch('$t', deltas => true)" ;;
     esac >/dev/null
   done
@@ -58,7 +61,7 @@ run() {  # SCRIPT: prints TPS
 
 declare -A tps
 for round in $(seq 0 "$ROUNDS"); do
-  for mode in unwatched watched deltas; do
+  for mode in unwatched watched deltas records; do
     set_mode "$mode"
     for script in update insert; do
       t=$(run "$script")
@@ -71,13 +74,15 @@ echo "Machine: $(machine_description)"
 echo
 echo "pgbench -M prepared -c $CLIENTS -j 2 -T $SECS, median of $ROUNDS rounds (after one unrecorded round)."
 echo
-echo '| write | unwatched TPS | watched TPS | watched / unwatched | deltas TPS | deltas / unwatched | runs (unwatched / watched / deltas) |'
-echo '|---|---|---|---|---|---|---|'
+echo '| write | unwatched TPS | watched TPS | watched / unwatched | deltas TPS | deltas / unwatched | standby records TPS | records / unwatched | runs (unwatched / watched / deltas / records) |'
+echo '|---|---|---|---|---|---|---|---|---|'
 for script in update insert; do
   u=$(printf '%s\n' ${tps[unwatched.$script]} | median)
   w=$(printf '%s\n' ${tps[watched.$script]} | median)
   d=$(printf '%s\n' ${tps[deltas.$script]} | median)
-  awk -v s="$script" -v u="$u" -v w="$w" -v d="$d" -v ru="${tps[unwatched.$script]}" -v rw="${tps[watched.$script]}" \
-      -v rd="${tps[deltas.$script]}" 'BEGIN {
-    printf "| single-row %s | %.0f | %.0f | %.3f | %.0f | **%.3f** | %s / %s / %s |\n", toupper(s), u, w, w / u, d, d / u, ru, rw, rd }'
+  r=$(printf '%s\n' ${tps[records.$script]} | median)
+  awk -v s="$script" -v u="$u" -v w="$w" -v d="$d" -v r="$r" -v ru="${tps[unwatched.$script]}" -v rw="${tps[watched.$script]}" \
+      -v rd="${tps[deltas.$script]}" -v rr="${tps[records.$script]}" 'BEGIN {
+    printf "| single-row %s | %.0f | %.0f | %.3f | %.0f | **%.3f** | %.0f | **%.3f** | %s / %s / %s / %s |\n",
+      toupper(s), u, w, w / u, d, d / u, r, r / u, ru, rw, rd, rr }'
 done

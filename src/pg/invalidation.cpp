@@ -42,6 +42,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 #include "catalog_changes.hpp"
 #include "delta_capture.hpp"
 #include "memoize.hpp"
+#include "wal_records.hpp"
 
 namespace pgmemo {
 
@@ -67,6 +68,10 @@ bool commit_to_publish = false;   // committed; bumped once its invalidations ar
 // bumps carry it as the earliest moment their change can have become
 // visible (Generations::invalidated_after).
 Micros commit_began_at = 0;
+// The announcement written to WAL for standbys (wal_records.hpp), with the
+// transaction's id: its END follows the bump.
+bool announced_in_wal = false;
+TransactionId announced_xid = InvalidTransactionId;
 
 // Announces the commit on every marked counter before it becomes visible
 // (see Generations): until the bump, no entry depending on them is current.
@@ -74,6 +79,13 @@ void begin_commit() {
     Shared &sh = shared_state();
     for (uint32_t i = pending_count; i < written_count; i++) sh.gens.begin_commit(written_slots[i]);
     pending_count = written_count;
+    // Before the commit record: a standby announces them before it makes
+    // the rows visible.
+    if (!announced_in_wal && writing_wal_records()) {
+        announced_xid = GetTopTransactionIdIfAny();
+        log_commit_begin(announced_xid, written_slots, written_count);
+        announced_in_wal = true;
+    }
 }
 
 // After the bump, or when the transaction aborts instead. Atomics only.
@@ -85,6 +97,8 @@ void end_commit() {
 }
 
 void forget_transaction() {
+    announced_in_wal = false;
+    announced_xid = InvalidTransactionId;
     written_count = 0;
     written_filter = 0;
     coarse_count = 0;
@@ -129,6 +143,7 @@ void publish_commit() {
         for (uint32_t i = 0; i < written_count; i++)
             if (!bump_with_delta_record(written_slots[i], commit_began_at))
                 sh.gens.bump(written_slots[i], commit_began_at);
+        if (announced_in_wal) log_commit_end(announced_xid, written_slots, written_count);
         end_commit();
         // A dropped table's entries can never be hit again: give
         // their memory back now rather than when eviction finds them.

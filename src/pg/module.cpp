@@ -2,6 +2,7 @@
 #include "pg_memo.hpp"
 
 #include "invalidation.hpp"
+#include "wal_records.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -19,4 +20,5 @@ void _PG_init(void) {
     pgmemo::define_settings();
     pgmemo::register_shared_memory_hooks();
     pgmemo::register_invalidation_callbacks();
+    pgmemo::register_wal_records();
 }

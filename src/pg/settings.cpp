@@ -21,6 +21,7 @@ int guc_max_staleness_ms = 0;
 int guc_stale_on_error_ms = 0;
 int guc_error_ttl_ms = 0;
 bool guc_save = true;
+bool guc_standby_records = false;
 int guc_unwatched_tables = kUnwatchedError;
 
 namespace {
@@ -107,6 +108,11 @@ void define_settings() {
         "Restored only when the server starts from that shutdown's own checkpoint; see "
         "docs/reference.md, \"Warm restart\".",
         &guc_save, true, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pg_memo.standby_records", "Writes pg_memo's invalidations to WAL for hot standbys.",
+        "A standby that replays them must preload pg_memo: its replay stops at the first record "
+        "otherwise, until pg_memo is installed there.",
+        &guc_standby_records, false, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_memo");
 }
 

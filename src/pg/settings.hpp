@@ -18,6 +18,7 @@ extern int guc_max_staleness_ms;    // pg_memo.max_staleness
 extern int guc_stale_on_error_ms;   // pg_memo.stale_on_error
 extern int guc_error_ttl_ms;        // pg_memo.error_ttl
 extern bool guc_save;               // pg_memo.save
+extern bool guc_standby_records;    // pg_memo.standby_records
 
 // pg_memo.unwatched_tables: what a call over a table that is not watched does.
 enum UnwatchedTables { kUnwatchedError, kUnwatchedCompute };
