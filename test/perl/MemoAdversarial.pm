@@ -16,6 +16,8 @@
 #   change   SQL run by the writer W (as superuser); undef: no change phases
 #   outside  the change cannot run in a transaction block: it is run once,
 #            in autocommit, and only the "after commit" phase is checked
+#   rows_only  the change only writes rows (through a function, say), for
+#            ADV_MAX_STALENESS runs, which leave such probes out
 #   after    SQL run in autocommit after the commit phase, followed by one
 #            more round of comparisons
 #   refuse   the memo call must fail with this SQLSTATE, from the first call
@@ -51,7 +53,7 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw(adv_install adv_run_probe adv_verdict adv_report);
+our @EXPORT = qw(adv_install adv_run_probe adv_verdict adv_report adv_writes_rows_only);
 our $TODO;
 
 # Installs pg_memo and the helper that runs one statement and returns its
@@ -170,6 +172,11 @@ sub open_session {
     run_sql($s, 'SET client_min_messages = warning', 'session setup');
     run_sql($s, "SET lock_timeout = '100ms'", 'session setup');
     run_sql($s, "SET search_path = $p->{path}", 'session setup') if $p->{path};
+    # ADV_MAX_STALENESS: every session accepts older answers; a probe whose
+    # change is not only a write of rows must still agree (no older answer
+    # after DDL, privileges, names, functions).
+    run_sql($s, "SET pg_memo.max_staleness = '$ENV{ADV_MAX_STALENESS}'", 'session setup')
+        if $ENV{ADV_MAX_STALENESS};
     become($s, $p) if $as_role;
     return $s;
 }
@@ -255,7 +262,9 @@ sub adv_run_probe {
                             note => 'the change changes the result' };
         }
         $round->('commit', 'W', $w, 1, %after_change);
-        if (defined $p->{after}) {
+        # Under ADV_MAX_STALENESS a follow-up that only writes rows may
+        # legitimately leave an older answer: not compared.
+        if (defined $p->{after} && !($ENV{ADV_MAX_STALENESS} && adv_writes_rows_only($p->{after}))) {
             run_sql($w, $p->{after}, 'after');
             $round->('after', 'R', $r, 0, %after_change);
             $round->('after', 'W', $w, 1, %after_change);
@@ -274,6 +283,22 @@ sub adv_run_probe {
 }
 
 # One test per (phase, session) pair of a probe's checks.
+# Whether SQL only writes rows (each statement INSERT, UPDATE, DELETE,
+# MERGE, COPY, TRUNCATE, a WITH ... of them, or savepoint and setting
+# statements around them), or the probe says so (rows_only: a function
+# that writes rows): an older answer is then a legitimate result under
+# pg_memo.max_staleness.
+sub adv_writes_rows_only {
+    my ($sql, $p) = @_;
+    return 0 unless defined $sql;
+    return 1 if $p && $p->{rows_only};
+    for my $stmt (grep { /\S/ } split /;/, $sql) {
+        return 0
+            unless $stmt =~ /^\s*(INSERT|UPDATE|DELETE|MERGE|COPY|TRUNCATE|WITH|SAVEPOINT|RELEASE|ROLLBACK\s+TO|SET)\b/i;
+    }
+    return 1;
+}
+
 sub adv_report {
     my ($p, @checks) = @_;
     my (%group, @order);

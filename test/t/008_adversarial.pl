@@ -1143,7 +1143,7 @@ my @probes = (
         setup  => dtab('adv_d17', 9) . q{CREATE FUNCTION adv_d17_move(a int) RETURNS void LANGUAGE plpgsql AS
           'BEGIN UPDATE adv_d17 SET g = 0 WHERE x = a; DELETE FROM adv_d17 WHERE x = a + 1; END';},
         kind   => 'count', query => 'SELECT * FROM adv_d17 WHERE g = $1', params => ['0'],
-        change => 'SELECT adv_d17_move(4);' },
+        change => 'SELECT adv_d17_move(4);', rows_only => 1 },
 );
 
 # The clock probes share one table.
@@ -1204,15 +1204,23 @@ $node->safe_psql('postgres', q{
         . '(memo ' . ($stale[0] ? $stale[0]{memo} : '-') . ', direct ' . ($stale[0] ? $stale[0]{direct} : '-') . ')');
 }
 
-my $failed_probes = 0;
+# ADV_MAX_STALENESS=1h (by hand): every session accepts older answers, and
+# the probes whose change is more than a write of rows run as usual: none
+# may be served an older answer. The probes that only write rows are left
+# out (an older answer is their legitimate result then).
+my $relaxed = $ENV{ADV_MAX_STALENESS};
+my ($failed_probes, $run_probes) = (0, 0);
 for my $p (@probes) {
+    next if $relaxed && adv_writes_rows_only($p->{change}, $p);
     my @checks = adv_run_probe($node, $p);
+    $run_probes++;
     $failed_probes++ if adv_report($p, @checks);
 }
-note("probes with a failure: $failed_probes of " . scalar(@probes));
+note("probes with a failure: $failed_probes of $run_probes" . ($relaxed ? " (max_staleness $relaxed)" : ''));
 cmp_ok($node->safe_psql('postgres',
         q{SELECT coalesce(sum(delta_kept + delta_corrected), 0) FROM memo.stats WHERE cache_name LIKE 'adv.delta.%'}),
-    '>', 0, 'the delta probes carried entries forward (the carry path was exercised, not only recomputation)');
+    '>', 0, 'the delta probes carried entries forward (the carry path was exercised, not only recomputation)')
+    unless $relaxed;
 
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight left behind');
 
