@@ -321,7 +321,6 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         bool path_moved = !same_search_path(call);
         analysis->stamped_at = 0;  // not stamped yet: an error until then is not remembered
         PreparedQuery q = prepare_query(call, analysis, invalidations_seen, path_moved);
-        analysis->stamped_at = 0;
         if (path_moved) analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
 
         // A commit in progress would make the result stale as soon as it

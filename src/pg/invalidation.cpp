@@ -143,7 +143,10 @@ void publish_commit() {
         for (uint32_t i = 0; i < written_count; i++)
             if (!bump_with_delta_record(written_slots[i], commit_began_at))
                 sh.gens.bump(written_slots[i], commit_began_at);
-        if (announced_in_wal) log_commit_end(announced_xid, written_slots, written_count);
+        // A standby bumps too: after its announcement, or, at PREPARE (no
+        // announcement: DDL whose replayed locks keep readers out), alone.
+        if (announced_in_wal || writing_wal_records())
+            log_commit_end(announced_xid, written_slots, written_count);
         end_commit();
         // A dropped table's entries can never be hit again: give
         // their memory back now rather than when eviction finds them.
