@@ -35,6 +35,9 @@ enum class GenerationKind : uint32_t {
     Definition = 6, // a table's definition, by pg_class OID: its columns, indexes,
                     // privileges, policies, triggers; bumped with its Relation
                     // counter by DDL and memo.invalidate, never by row writes
+    StandbyReplay = 7, // cluster-wide (database 0, object id 0), on a standby only:
+                       // announced while the standby does not serve, bumped
+                       // when it starts to (src/pg/wal_records.hpp)
 };
 
 // One dependency of a cache entry: which counter, and its value when read.

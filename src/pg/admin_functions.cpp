@@ -2,6 +2,7 @@
 #include "memoize.hpp"
 
 #include "compat.hpp"
+#include "wal_records.hpp"
 
 extern "C" {
 #include "catalog/pg_class.h"
@@ -42,7 +43,10 @@ Datum pg_memo_invalidate(PG_FUNCTION_ARGS) {
     PG_RETURN_VOID();
 }
 
-Datum pg_memo_reset(PG_FUNCTION_ARGS) { PG_RETURN_INT64(int64(pgmemo::shared_state().store.remove_all())); }
+Datum pg_memo_reset(PG_FUNCTION_ARGS) {
+    pgmemo::log_reset();  // standbys empty their store too
+    PG_RETURN_INT64(int64(pgmemo::shared_state().store.remove_all()));
+}
 
 Datum pg_memo_reset_stats(PG_FUNCTION_ARGS) {
     pgmemo::shared_state().stats.reset_counters(GetCurrentTimestamp());

@@ -4,11 +4,13 @@
 // Runs on the miss path only, on the rewritten query tree (views expanded,
 // so their base tables are found too).
 #include "analysis.hpp"
+#include "wal_records.hpp"
 
 extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xlog.h"
 #include "catalog/catalog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
@@ -567,6 +569,9 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     // which privileges the caller holds inside function bodies.
     if (c.resolves_names || c.runs_bodies)
         add_slot(&c, Generations::slot_of(InvalidOid, GenerationKind::Roles, 0));
+    // On a standby: whether the replayed records covered every commit since
+    // the result was computed.
+    if (RecoveryInProgress()) add_slot(&c, standby_replay_slot());
 
     out->ndeps = c.nslots;
     out->deps = static_cast<DepStamp *>(palloc0(sizeof(DepStamp) * c.nslots));

@@ -68,10 +68,9 @@ bool commit_to_publish = false;   // committed; bumped once its invalidations ar
 // bumps carry it as the earliest moment their change can have become
 // visible (Generations::invalidated_after).
 Micros commit_began_at = 0;
-// The announcement written to WAL for standbys (wal_records.hpp), with the
-// transaction's id: its END follows the bump.
+// Whether the BEGIN record went to WAL for standbys (wal_records.hpp): their
+// replay of the commit record then settles it.
 bool announced_in_wal = false;
-TransactionId announced_xid = InvalidTransactionId;
 
 // Announces the commit on every marked counter before it becomes visible
 // (see Generations): until the bump, no entry depending on them is current.
@@ -80,10 +79,11 @@ void begin_commit() {
     for (uint32_t i = pending_count; i < written_count; i++) sh.gens.begin_commit(written_slots[i]);
     pending_count = written_count;
     // Before the commit record: a standby announces them before it makes
-    // the rows visible.
-    if (!announced_in_wal && writing_wal_records()) {
-        announced_xid = GetTopTransactionIdIfAny();
-        log_commit_begin(announced_xid, written_slots, written_count);
+    // the rows visible. A transaction without an id has no commit record;
+    // its counters go to WAL with the bump.
+    TransactionId xid = GetTopTransactionIdIfAny();
+    if (!announced_in_wal && TransactionIdIsValid(xid) && writing_wal_records()) {
+        log_commit_begin(xid, written_slots, written_count);
         announced_in_wal = true;
     }
 }
@@ -98,7 +98,6 @@ void end_commit() {
 
 void forget_transaction() {
     announced_in_wal = false;
-    announced_xid = InvalidTransactionId;
     written_count = 0;
     written_filter = 0;
     coarse_count = 0;
@@ -143,10 +142,10 @@ void publish_commit() {
         for (uint32_t i = 0; i < written_count; i++)
             if (!bump_with_delta_record(written_slots[i], commit_began_at))
                 sh.gens.bump(written_slots[i], commit_began_at);
-        // A standby bumps too: after its announcement, or, at PREPARE (no
-        // announcement: DDL whose replayed locks keep readers out), alone.
-        if (announced_in_wal || writing_wal_records())
-            log_commit_end(announced_xid, written_slots, written_count);
+        // Bumped on a standby by its replay of the commit record, after
+        // the BEGIN; without one (no transaction id, or at PREPARE: DDL
+        // whose replayed locks keep readers out), by a record of its own.
+        if (!announced_in_wal && writing_wal_records()) log_bump(written_slots, written_count);
         end_commit();
         // A dropped table's entries can never be hit again: give
         // their memory back now rather than when eviction finds them.

@@ -26,6 +26,7 @@ Datum pg_memo_count(PG_FUNCTION_ARGS);
 
 #include "delta_apply.hpp"
 #include "older_answers.hpp"
+#include "wal_records.hpp"
 #include "result_format.hpp"
 
 namespace pgmemo {
@@ -107,12 +108,12 @@ Result memoize(const Call &call) {
     sh.stats.add(slot, kCalls);
 
     // pg_memo.enabled = off rules the cache out; transactions with one
-    // snapshot must not see newer commits; a standby
-    // has no triggers to invalidate anything; in replica mode (logical
+    // snapshot must not see newer commits; a standby serves only while it
+    // replays the records of every commit (wal_records.hpp); in replica mode (logical
     // replication apply) row triggers may run before the apply worker marks
     // its tables at pre-commit; a transaction that changed names may
     // resolve a query differently than any entry did.
-    bool bypass = !guc_enabled || IsolationUsesXactSnapshot() || RecoveryInProgress() ||
+    bool bypass = !guc_enabled || IsolationUsesXactSnapshot() || (RecoveryInProgress() && !standby_serves()) ||
                   SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_catalogs();
     Encoded key = encode_call(call);
 
@@ -130,6 +131,7 @@ Result memoize(const Call &call) {
     OlderAnswer older = older_answer(sink, status);
     Result r;
     if (older.present && serve_or_refresh(call, key, slot, older, &r)) return r;
+    log_state_if_due();  // a primary's sign of life for its standbys
     MissPath miss{call, key, slot, sink, status};
     return older_on_error(older, slot, run_miss_path, &miss);
 }

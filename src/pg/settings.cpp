@@ -112,7 +112,7 @@ void define_settings() {
         "pg_memo.standby_records", "Writes pg_memo's invalidations to WAL for hot standbys.",
         "A standby that replays them must preload pg_memo: its replay stops at the first record "
         "otherwise, until pg_memo is installed there.",
-        &guc_standby_records, false, PGC_SIGHUP, 0, nullptr, nullptr, nullptr);
+        &guc_standby_records, false, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pg_memo");
 }
 

@@ -103,7 +103,8 @@ isnt($ret, 0, 'memo.count fails without preloading');
 like($err, qr/55000: pg_memo must be loaded via shared_preload_libraries/, 'with SQLSTATE 55000 and what to set');
 $bare->stop;
 
-# Hot standby: nothing fires triggers there, so every call bypasses.
+# Hot standby of a primary without pg_memo.standby_records: nothing tells
+# it about the primary's commits, so every call bypasses.
 $node->backup('b1');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($node, 'b1', has_streaming => 1);
