@@ -60,9 +60,36 @@ bench_use_library() {
 }
 
 bench_stop() {
-  if [ -f "$BENCH_DIR/data/postmaster.pid" ]; then
-    as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -m fast stop >/dev/null || true
-  fi
+  local d
+  for d in "$BENCH_DIR/standby" "$BENCH_DIR/data"; do
+    if [ -f "$d/postmaster.pid" ]; then as_pg "$BENCH_BIN/pg_ctl" -D "$d" -m fast stop >/dev/null || true; fi
+  done
+}
+
+# A streaming hot standby of the benchmark cluster on port BENCH_PORT + 1,
+# in $BENCH_DIR/standby (its queries delay replay, never cancelled by it).
+# The primary must have been started with its replication settings:
+# bench_start "${BENCH_PRIMARY_CONF[@]}".
+BENCH_PRIMARY_CONF=("pg_memo.standby_records = on" "wal_level = replica" "max_wal_senders = 4")
+bench_standby_psql() { as_pg "$BENCH_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$BENCH_DIR" -p $((BENCH_PORT + 1)) -d postgres "$@"; }
+bench_start_standby() {
+  echo "local replication all trust" >>"$BENCH_DIR/data/pg_hba.conf"
+  bench_psql -c 'SELECT pg_reload_conf()' >/dev/null
+  as_pg "$BENCH_BIN/pg_basebackup" -D "$BENCH_DIR/standby" -h "$BENCH_DIR" -p "$BENCH_PORT" -R -X stream --no-sync
+  printf 'port = %d\nhot_standby_feedback = on\nmax_standby_streaming_delay = -1\n' $((BENCH_PORT + 1)) \
+    >>"$BENCH_DIR/standby/postgresql.conf"
+  as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/standby" -l "$BENCH_DIR/standby.log" -w start >/dev/null
+  # The standby serves from the primary's first pg_memo record: watching a
+  # table commits one.
+  bench_psql -c 'CREATE TABLE bench_hello (id int)' -c "SELECT memo.watch('bench_hello')" >/dev/null
+  bench_standby_caught_up
+}
+# Waits until the standby has replayed everything the primary wrote.
+bench_standby_caught_up() {
+  bench_psql -c 'SELECT pg_current_xact_id()' >/dev/null  # flushes what is not yet
+  until [ "$(bench_psql -At -c 'SELECT count(*) FROM pg_stat_replication WHERE replay_lsn >= pg_current_wal_lsn()')" = 1 ]; do
+    sleep 0.1
+  done
 }
 
 # Percentiles of pgbench per-transaction logs (3rd field: latency in us).

@@ -6,14 +6,18 @@
 # requests served, computations (memo.stats and, independently,
 # pg_stat_statements with track = all), shared results, p50/p95/p99/max.
 #
-#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C]
+#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby]
+# --standby: the clients read on a streaming hot standby (the primary with
+# pg_memo.standby_records = on); the writes go to the primary; the figures
+# are the standby's.
 # Needs root and an installed pg_memo (scripts/build.sh). Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$SRC/bench/cluster.sh"
-PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64
+PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0
 while [ $# -gt 0 ]; do
   case $1 in
+    --standby) STANDBY=1; shift ;;
     --pairs) PAIRS=$2; shift 2 ;;
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
@@ -22,11 +26,20 @@ while [ $# -gt 0 ]; do
 done
 
 trap bench_stop EXIT  # set first: bench_start may fail after the cluster is up
-bench_start
-bench_create_items >/dev/null
+READ_PORT=$BENCH_PORT
+if [ "$STANDBY" = 1 ]; then
+  bench_start "${BENCH_PRIMARY_CONF[@]}"
+  bench_create_items >/dev/null
+  bench_start_standby
+  READ_PORT=$((BENCH_PORT + 1))
+else
+  bench_start
+  bench_create_items >/dev/null
+fi
+read_psql() { as_pg "$BENCH_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$BENCH_DIR" -p "$READ_PORT" -d postgres "$@"; }
 cp "$SRC"/test/pgbench/stampede_*.sql "$BENCH_DIR/" && chown postgres "$BENCH_DIR"/stampede_*.sql
 
-uncached_ms=$(bench_psql -At <<'SQL'
+uncached_ms=$(read_psql -At <<'SQL'
 SET pg_memo.singleflight = off;
 \timing on
 SELECT count(*) FROM stampede_items WHERE payload LIKE '%7abc%';
@@ -38,34 +51,37 @@ uncached_ms=$(grep -oE 'Time: [0-9.]+' <<<"$uncached_ms" | awk '{print $2}')
 run() {  # $1 = on|off
   local mode=$1 logdir="$BENCH_DIR/logs_$1_$2"
   mkdir -p "$logdir" && chown postgres "$logdir"
-  bench_psql -c 'SELECT memo.reset()' -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
-  bench_psql -c "SELECT memo.count('stampede', 'SELECT * FROM stampede_items WHERE payload LIKE \$1', '{%7abc%}')" >/dev/null
-  bench_psql -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
+  read_psql -c 'SELECT memo.reset()' -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
+  [ "$STANDBY" = 1 ] && bench_standby_caught_up  # a record: the standby serves
+  read_psql -c "SELECT memo.count('stampede', 'SELECT * FROM stampede_items WHERE payload LIKE \$1', '{%7abc%}')" >/dev/null
+  read_psql -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
   local writes=0
   ( for _ in $(seq 1 "$SECONDS_PER_RUN"); do
       sleep 1
       bench_psql -c "UPDATE stampede_items SET category = category + 1 WHERE id = $((RANDOM * 12 % 400000 + 1))"
     done ) &
   local writer=$!
-  (cd "$logdir" && PGOPTIONS="-c pg_memo.singleflight=$mode" bench_pgbench -n -c "$CLIENTS" -j 2 \
+  (cd "$logdir" && PGOPTIONS="-c pg_memo.singleflight=$mode" bench_pgbench -p "$READ_PORT" -n -c "$CLIENTS" -j 2 \
       -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/stampede_read.sql" -l --log-prefix=tx >"$logdir/pgbench.out" 2>&1)
   wait "$writer"
   writes=$SECONDS_PER_RUN
   local served computations shared pgss
   served=$(grep -oE 'number of transactions actually processed: [0-9]+' "$logdir/pgbench.out" | grep -oE '[0-9]+$')
-  read -r computations shared < <(bench_psql -At -F' ' -c \
-      "SELECT computations, shared FROM memo.stats WHERE cache_name = 'stampede'")
-  pgss=$(bench_psql -At -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE '%AS pg_memo_count%'")
+  read -r computations shared hits calls < <(read_psql -At -F' ' -c \
+      "SELECT computations, shared, hits, calls FROM memo.stats WHERE cache_name = 'stampede'")
+  pgss=$(read_psql -At -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE '%AS pg_memo_count%'")
   read -r p50 p95 p99 max < <(latency_percentiles "$logdir"/tx.*)
-  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
-    "$mode" "$served" "$writes" "$computations" "$pgss" "$shared" "$p50" "$p95" "$p99" "$max"
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+    "$mode" "$served" "$writes" "$computations" "$pgss" "$shared" \
+    "$(awk -v h="$hits" -v c="$calls" 'BEGIN { printf "%.4f", c ? h / c : 0 }')" "$p50" "$p95" "$p99" "$max"
 }
 
 echo "Machine: $(machine_description)"
-echo "Uncached hot query: ${uncached_ms} ms. $CLIENTS clients, ${SECONDS_PER_RUN}s per run, one committed write per second."
+where="on the primary"; [ "$STANDBY" = 1 ] && where="on a streaming hot standby (writes on its primary)"
+echo "Uncached hot query: ${uncached_ms} ms. $CLIENTS clients $where, ${SECONDS_PER_RUN}s per run, one committed write per second."
 echo
-echo '| singleflight | requests served | writes | computations (memo.stats) | computations (pg_stat_statements) | shared | p50 ms | p95 ms | p99 ms | max ms |'
-echo '|---|---|---|---|---|---|---|---|---|---|'
+echo '| singleflight | requests served | writes | computations (memo.stats) | computations (pg_stat_statements) | shared | hit rate | p50 ms | p95 ms | p99 ms | max ms |'
+echo '|---|---|---|---|---|---|---|---|---|---|---|'
 for pair in $(seq 1 "$PAIRS"); do
   if [ $((pair % 2)) -eq 1 ]; then order="on off"; else order="off on"; fi
   for mode in $order; do run "$mode" "$pair"; done

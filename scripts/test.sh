@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of pg_memo: the core's unit tests (ctest), then the
 # pg_regress suites (test/sql, test/expected) and TAP suites (test/t) on
-# temporary instances, then pg_memo_directory's suites (directory/test).
+# temporary instances, then pg_memo_directory's suites (directory/test),
+# then PostgreSQL's own regression suite with and without pg_memo preloaded
+# (scripts/pg-regress-compare.sh, counted as one test).
 # Run as root after scripts/install-deps.sh. Ends with "N passed, N failed";
 # exits non-zero on any failure.
 set -uo pipefail
@@ -80,6 +82,15 @@ run_installcheck() {  # $1 = folder with a PGXS Makefile, $2 = label
 run_installcheck "$WORK/src" pg_memo
 if [ -f "$WORK/src/directory/Makefile" ]; then
   run_installcheck "$WORK/src/directory" pg_memo_directory
+fi
+
+section "PostgreSQL's regression suite, plain and with pg_memo preloaded"
+if bash "$SRC/scripts/pg-regress-compare.sh" >"$WORK/pg-regress-compare.log" 2>&1; then
+  tail -4 "$WORK/pg-regress-compare.log"
+  count 1 0
+else
+  tail -60 "$WORK/pg-regress-compare.log"
+  count 0 1
 fi
 
 section "summary"

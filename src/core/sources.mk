@@ -12,4 +12,5 @@ PG_MEMO_CORE_SOURCES = \
 	src/core/store.cpp \
 	src/core/flight.cpp \
 	src/core/delta_log.cpp \
-	src/core/saved_cache.cpp
+	src/core/saved_cache.cpp \
+	src/core/prepared_marks.cpp

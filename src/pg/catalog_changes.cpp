@@ -55,6 +55,7 @@ extern "C" {
 }
 
 #include "invalidation.hpp"
+#include "two_phase.hpp"
 #include "watch.hpp"
 
 namespace pgmemo {
@@ -62,9 +63,6 @@ namespace pgmemo {
 namespace {
 
 bool dropped_relation = false;      // purge dead entries once committed
-bool dropped_watched = false;       // one of pg_memo's triggers was dropped
-bool changed_routines = false;      // a function, operator, cast, ... was created or changed
-bool dropped_type = false;          // a standalone type or domain constraint was dropped
 bool changed_catalogs_now = false;  // DDL ran, or a relation or type was created, renamed or moved
 
 // Objects whose creation, renaming or move can change what a name means,
@@ -91,14 +89,6 @@ uint32_t roles_slot() { return Generations::slot_of(InvalidOid, GenerationKind::
 // A relation's row type, or an array type: it comes and goes with its owner.
 bool is_implicit_type(Oid type) {
     return get_typ_typrelid(type) != InvalidOid || get_element_type(type) != InvalidOid;
-}
-
-bool is_watched(Oid relid) {
-    Relation rel = try_relation_open(relid, NoLock);
-    if (!rel) return false;
-    bool watched = relation_watch_state(rel) != WatchState::NotWatched;
-    relation_close(rel, NoLock);
-    return watched;
 }
 
 // The domain a constraint belongs to, or InvalidOid (a table's constraint).
@@ -169,25 +159,22 @@ CatalogCounter counter_for_catalog_cache(int cache_id) {
 }
 
 // Marks what one invalidation message of the committing transaction says
-// changed. Returns whether it changed routines.
-bool mark_invalidation(const SharedInvalidationMessage &m, bool *changed_watched) {
+// changed.
+void mark_invalidation(const SharedInvalidationMessage &m) {
     if (m.id == SHAREDINVALRELCACHE_ID) {
-        if (m.rc.dbId != MyDatabaseId || !OidIsValid(m.rc.relId)) return false;
-        mark_relation_changed(m.rc.relId);
-        if (changed_watched && !*changed_watched && is_watched(m.rc.relId)) *changed_watched = true;
-        return false;
+        if (m.rc.dbId == MyDatabaseId && OidIsValid(m.rc.relId)) mark_relation_changed(m.rc.relId);
+        return;
     }
-    if (m.id < 0 || (m.cc.dbId != MyDatabaseId && m.cc.dbId != InvalidOid)) return false;
+    if (m.id < 0 || (m.cc.dbId != MyDatabaseId && m.cc.dbId != InvalidOid)) return;
     switch (counter_for_catalog_cache(m.id)) {
         case CatalogCounter::Routines:
             mark_written(routines_slot());
             // A schema's name is also what reg* input resolves through.
             if (m.id == NAMESPACENAME || m.id == NAMESPACEOID) mark_written(names_slot());
-            return true;
-        case CatalogCounter::Roles: mark_written(roles_slot()); return false;
-        case CatalogCounter::None: return false;
+            return;
+        case CatalogCounter::Roles: mark_written(roles_slot()); return;
+        case CatalogCounter::None: return;
     }
-    return false;
 }
 
 bool is_internal(ObjectAccessType access, void *arg) {
@@ -235,7 +222,6 @@ void note_type_change(ObjectAccessType access, Oid type) {
     } else if (!is_implicit_type(type)) {  // still in the catalog while it is dropped
         mark_written(routines_slot());
         mark_written(names_slot());  // what 'name'::regtype resolved to
-        dropped_type = true;
     }
 }
 
@@ -247,7 +233,6 @@ void note_constraint_change(ObjectAccessType access, Oid constraint) {
         remember(&changed_constraints, constraint);  // a new one is not visible yet
     } else if (OidIsValid(constraint_domain(constraint))) {
         mark_written(routines_slot());
-        dropped_type = true;
     }
 }
 
@@ -306,9 +291,6 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
         // that takes a name over, or a renamed schema under a qualified name.
         mark_written(routines_slot());
         if (class_id == NamespaceRelationId) mark_written(names_slot());
-        changed_routines = true;
-    } else if (class_id == TriggerRelationId && access == OAT_DROP && is_pg_memo_trigger(object_id)) {
-        dropped_watched = true;  // unwatch, or the drop of a watched table
     }
 }
 
@@ -356,14 +338,40 @@ bool leaves_catalogs_alone(Node *stmt) {
 // reports. From the statement on (a memo call inside it included), the
 // transaction uses no cached result and stores none; what it changed is
 // marked from its invalidation messages at pre-commit.
+// The arguments of one ProcessUtility call, to run the next hook with.
+struct UtilityCall {
+    PlannedStmt *pstmt;
+    const char *query_string;
+    bool read_only_tree;
+    ProcessUtilityContext context;
+    ParamListInfo params;
+    QueryEnvironment *query_env;
+    DestReceiver *dest;
+    QueryCompletion *qc;
+};
+
+void run_utility(void *arg) {
+    auto *c = static_cast<UtilityCall *>(arg);
+    if (prev_process_utility_hook)
+        prev_process_utility_hook(c->pstmt, c->query_string, c->read_only_tree, c->context, c->params, c->query_env,
+                                  c->dest, c->qc);
+    else
+        standard_ProcessUtility(c->pstmt, c->query_string, c->read_only_tree, c->context, c->params, c->query_env,
+                                c->dest, c->qc);
+}
+
 void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
                           ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
                           DestReceiver *dest, QueryCompletion *qc) {
     if (!leaves_catalogs_alone(pstmt->utilityStmt) && IsTransactionState()) changed_catalogs_now = true;
-    if (prev_process_utility_hook)
-        prev_process_utility_hook(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
-    else
-        standard_ProcessUtility(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc);
+    UtilityCall call{pstmt, query_string, read_only_tree, context, params, query_env, dest, qc};
+    if (IsA(pstmt->utilityStmt, TransactionStmt)) {
+        const auto &stmt = *castNode(TransactionStmt, pstmt->utilityStmt);
+        if (stmt.kind == TRANS_STMT_PREPARE) note_prepare_gid(stmt.gid);
+        if (stmt.kind == TRANS_STMT_COMMIT_PREPARED || stmt.kind == TRANS_STMT_ROLLBACK_PREPARED)
+            return finish_prepared(stmt, run_utility, &call);
+    }
+    run_utility(&call);
 }
 
 void memo_subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
@@ -381,22 +389,12 @@ bool transaction_changed_catalogs() { return changed_catalogs_now; }
 // routines counter for new types and changed domain constraints. Only a
 // transaction with an xid changed catalogs (this skips VACUUM's in-place
 // statistics updates).
-NameChanges mark_catalog_changes(bool for_prepare) {
-    NameChanges changes;
-    changes.watched = dropped_watched;
-    changes.dropped_relations = dropped_relation;
-    if (!TransactionIdIsValid(GetTopTransactionIdIfAny())) return changes;
+bool mark_catalog_changes() {
+    if (!TransactionIdIsValid(GetTopTransactionIdIfAny())) return dropped_relation;
     SharedInvalidationMessage *msgs;
     bool init_file_inval;
     int n = xactGetCommittedInvalidationMessages(&msgs, &init_file_inval);
-    for (int i = 0; i < n; i++) {
-        if (mark_invalidation(msgs[i], for_prepare ? &changes.watched : nullptr)) changes.routines = true;
-        // A composite type's attributes changed: a reader that has the type
-        // cached takes no lock that PREPARE's would hold off.
-        if (for_prepare && msgs[i].id == SHAREDINVALRELCACHE_ID && msgs[i].rc.dbId == MyDatabaseId &&
-            get_rel_relkind(msgs[i].rc.relId) == RELKIND_COMPOSITE_TYPE)
-            changes.types = true;
-    }
+    for (int i = 0; i < n; i++) mark_invalidation(msgs[i]);
 
     ListCell *lc;
     foreach (lc, renamed_relations) {
@@ -411,7 +409,6 @@ NameChanges mark_catalog_changes(bool for_prepare) {
         mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid));
         if (isAnyTempNamespace(nspid)) continue;
         mark_written(names_slot());  // what 'name'::regclass and ::regtype resolve to
-        changes.relations = true;
     }
     foreach (lc, created_types) {
         Oid type = lfirst_oid(lc);
@@ -420,25 +417,16 @@ NameChanges mark_catalog_changes(bool for_prepare) {
         if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(type)) || is_implicit_type(type)) continue;
         mark_written(routines_slot());
         mark_written(names_slot());
-        changes.types = true;
     }
     foreach (lc, changed_constraints) {
         // Visible now (a constraint is created within its command).
-        if (OidIsValid(constraint_domain(lfirst_oid(lc)))) {
-            mark_written(routines_slot());  // a domain's: casts to it check it
-            changes.types = true;
-        }
+        if (OidIsValid(constraint_domain(lfirst_oid(lc)))) mark_written(routines_slot());  // casts to a domain check it
     }
-    if (dropped_type) changes.types = true;
-    if (changed_routines) changes.routines = true;
-    return changes;
+    return dropped_relation;
 }
 
 void forget_catalog_changes() {
     dropped_relation = false;
-    dropped_watched = false;
-    changed_routines = false;
-    dropped_type = false;
     changed_catalogs_now = false;
     collecting_schemas = false;
     renamed_relations = NIL;  // their memory goes with the transaction

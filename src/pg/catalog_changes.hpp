@@ -17,21 +17,10 @@ void register_catalog_hooks();
 // reach the cache, so it uses no cached result.
 bool transaction_changed_catalogs();
 
-// What the transaction changed that names in queries resolve to.
-struct NameChanges {
-    bool relations = false;          // a table, view or similar created, renamed or moved
-    bool types = false;              // a standalone type or a domain constraint changed
-    bool routines = false;           // a function, operator, cast, operator class, schema,
-                                     // collation, ... or the privileges on one
-    bool watched = false;            // one of pg_memo's triggers was dropped, or (for
-                                     // PREPARE) a watched table's definition changed
-    bool dropped_relations = false;  // entries over them can never be hit again
-};
-
-// Marks what the committing (or, with for_prepare, preparing)
-// transaction's DDL changed, from its invalidation messages and what the
-// hooks remembered.
-NameChanges mark_catalog_changes(bool for_prepare);
+// Marks what the committing (or preparing) transaction's DDL changed, from
+// its invalidation messages and what the hooks remembered. Returns whether
+// it dropped relations (whose entries can never be hit again).
+bool mark_catalog_changes();
 
 // Forgets what the hooks remembered: the transaction ended.
 void forget_catalog_changes();

@@ -42,6 +42,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 #include "catalog_changes.hpp"
 #include "delta_capture.hpp"
 #include "memoize.hpp"
+#include "two_phase.hpp"
 #include "wal_records.hpp"
 
 namespace pgmemo {
@@ -60,7 +61,6 @@ uint32_t *coarse_slots = nullptr;
 uint32_t coarse_count = 0;
 uint32_t coarse_capacity = 0;
 uint64_t coarse_filter = 0;
-bool wrote_watched_rows = false;  // a watched table's trigger fired
 bool purge_after_commit = false;  // it dropped relations: free their entries
 uint32_t pending_count = 0;       // written_slots[0..n) whose commit is announced
 bool commit_to_publish = false;   // committed; bumped once its invalidations are out
@@ -103,7 +103,6 @@ void forget_transaction() {
     coarse_count = 0;
     coarse_filter = 0;
     forget_row_writes();
-    wrote_watched_rows = false;
     purge_after_commit = false;
     forget_catalog_changes();
 }
@@ -126,14 +125,6 @@ void mark_subscription_relations() {
     }
 }
 
-// message is marked with gettext_noop where it is written, and translated here.
-void refuse_prepare(const char *message) {
-    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg_internal("%s", _(message)),
-                    errdetail("COMMIT PREPARED runs without this session's record of what to "
-                              "invalidate, so cached results could stay stale."),
-                    errhint("Commit this transaction without two-phase commit.")));
-}
-
 // Bumps the marked counters and withdraws their announcement. Must not
 // fail: atomics only.
 void publish_commit() {
@@ -143,8 +134,7 @@ void publish_commit() {
             if (!bump_with_delta_record(written_slots[i], commit_began_at))
                 sh.gens.bump(written_slots[i], commit_began_at);
         // Bumped on a standby by its replay of the commit record, after
-        // the BEGIN; without one (no transaction id, or at PREPARE: DDL
-        // whose replayed locks keep readers out), by a record of its own.
+        // the BEGIN; without one (no transaction id), by a record of its own.
         if (!announced_in_wal && writing_wal_records()) log_bump(written_slots, written_count);
         end_commit();
         // A dropped table's entries can never be hit again: give
@@ -158,47 +148,36 @@ void memo_xact_callback(XactEvent event, void *) {
     switch (event) {
         case XACT_EVENT_PRE_COMMIT:
             commit_began_at = GetCurrentTimestamp();
-            purge_after_commit = mark_catalog_changes(false).dropped_relations;
+            purge_after_commit = mark_catalog_changes();
             mark_subscription_relations();
             // The records are filled before the commit is announced: the
             // commit then only bumps and links them.
             reserve_delta_records(SlotSetView{coarse_slots, coarse_count, coarse_filter});
             if (written_count > 0) begin_commit();
             break;
-        case XACT_EVENT_PRE_PREPARE: {
-            commit_began_at = GetCurrentTimestamp();
-            // Marks are bumped at PREPARE. That is safe only for DDL whose
-            // locks keep every reader of the relation out until COMMIT
-            // PREPARED; writes, name changes and changes to watched tables
-            // (a disabled trigger, say) are refused instead.
-            // An apply worker of a two-phase subscription is let through:
-            // its COMMIT PREPARED transaction marks the subscription's
-            // tables again (refusing would stop replication for good).
-            if (wrote_watched_rows && !MyLogicalRepWorker)
-                refuse_prepare(
-                    gettext_noop("cannot PREPARE a transaction that wrote to a table watched by pg_memo"));
-            NameChanges changes = mark_catalog_changes(true);
-            purge_after_commit = changes.dropped_relations;
-            if (changes.watched)
-                refuse_prepare(gettext_noop(
-                    "cannot PREPARE a transaction that changes or drops a table watched by pg_memo"));
-            if (changes.relations || changes.types || changes.routines)
-                refuse_prepare(
-                    gettext_noop("cannot PREPARE a transaction that creates or renames tables, views, "
-                                 "functions, operators or types while pg_memo is loaded"));
+        case XACT_EVENT_PRE_PREPARE:
+            // Never refused: the marks wait in a state file for COMMIT
+            // PREPARED, which announces and bumps them (two_phase.hpp).
+            // Until then the prepared writes are invisible to others, and
+            // entries stay valid. Captured rows are not kept: the bump
+            // will be a plain one.
+            mark_catalog_changes();
+            save_prepared_marks(GetTopTransactionIdIfAny(), written_slots, written_count);
             break;
-        }
         case XACT_EVENT_COMMIT:
             // Visible to new snapshots now; its invalidations go out next.
             commit_to_publish = true;
+            forget_prepare_gid(true);  // a PREPARE outside a transaction block
             break;
         case XACT_EVENT_PREPARE:
-            publish_commit();  // DDL only, whose locks outlast it (see above)
+            forget_prepare_gid(true);
+            forget_transaction();
             break;
         case XACT_EVENT_ABORT:
         case XACT_EVENT_PARALLEL_ABORT:
             commit_to_publish = false;
             end_commit();  // a failure between pre-commit and commit
+            forget_prepare_gid(false);
             forget_transaction();
             flights_cleanup();  // normally done already by the flight's own PG_CATCH
             break;
@@ -244,7 +223,6 @@ void mark_rows_written(Oid relid, TriggerEvent event) {
     uint32_t slot = relation_slot(relid);
     add_to_written_set(slot);
     note_statement_start(relid, slot, event);
-    wrote_watched_rows = true;
 }
 
 // The lock phase of a top-level commit's resource release comes after

@@ -124,12 +124,16 @@ void stop_serving(const char *detail) {
 // The replayed commit or abort of `xid`: the end of its announcement, if it
 // made one.
 void settle(TransactionId xid, bool committed, TimestampTz at) {
-    for (uint32_t i = 0; i < npending; i++)
+    bool announced = false;
+    // Every announcement of it: COMMIT PREPARED may have been tried twice.
+    for (uint32_t i = 0; i < npending;)
         if (pending[i].xid == xid) {
             finish(i, committed, at);
-            return;
+            announced = true;
+        } else {
+            i++;
         }
-    if (!committed || !TransactionIdIsValid(serving_horizon)) return;
+    if (announced || !committed || !TransactionIdIsValid(serving_horizon)) return;
     if (TransactionIdPrecedes(xid, serving_horizon)) {
         // Its BEGIN may lie before where this replay began: every entry
         // computed here may depend on what it wrote.

@@ -400,6 +400,7 @@ sub random_op {
 my @SHAPES = (
     [30, 'autocommit'], [18, 'multi'], [14, 'savepoint_rollback'], [10, 'savepoint_release'],
     [14, 'rollback'], [4, 'reseed_directory'], [4, 'reseed_items'], [6, 'reseed_rolled_back'],
+    [10, 'two_phase'],
 );
 
 sub random_shape {
@@ -417,6 +418,10 @@ sub run_writer {
     srand($o{rng});
     my $w = $o{id};
     my $db = MemoConsistency::Psql->new($o{conn});
+    # Finishes this writer's prepared transactions: COMMIT PREPARED and
+    # ROLLBACK PREPARED from another session, as a transaction manager does.
+    my $finisher = MemoConsistency::Psql->new($o{conn});
+    my $prepared = 0;
     open my $log, '>>', $o{log} or die "$o{log}: $!";
     $log->autoflush(1);
     $db->ok("SET chk.writer = '$w'");
@@ -436,6 +441,13 @@ sub run_writer {
         $later = random_op($w) while $later->{structural};
         my $read = { read => 1 };  # a checked read inside the open transaction
         my @inside = rand() < 0.3 ? ($read) : ();
+        if ($shape eq 'two_phase') {
+            my $outcome = two_phase_write($db, $finisher, sprintf('chk_%d_%d', $w, ++$prepared), \@ops, $ack, \%n, $log);
+            count_read(\%n, 'writer_after_commit', 'split', checked_read($db, random_spec(), 'split', undef, $log))
+              if $outcome eq 'committed' && rand() < 0.2;
+            Time::HiRes::sleep(rand($o{pause_ms}) / 1000) if $o{pause_ms};
+            next;
+        }
         my @steps = map { ref $_ ? $_ : { sql => $_ } } do {
             if ($shape eq 'autocommit')          { ($ops[0]) }
             elsif ($shape eq 'reseed_directory') { ({ sql => $seed_sql, kind => 'reseed_directory' }) }
@@ -509,7 +521,43 @@ sub run_writer {
         Time::HiRes::sleep(rand($o{pause_ms}) * (rand() < 0.1 ? 10 : 1) / 1000) if $o{pause_ms};
     }
     $db->close;
+    $finisher->close;
     return \%n;
+}
+
+# The ops in a transaction prepared as $gid, then committed (the ack in the
+# same round trip) or rolled back from the finisher's session. Returns
+# 'committed', 'rolled_back' or 'failed'.
+sub two_phase_write {
+    my ($db, $finisher, $gid, $ops, $ack, $n, $log) = @_;
+    $db->ok('BEGIN');
+    for my $op (@$ops) {
+        my (undef, $error) = $db->query($op->{sql});
+        if ($error) {
+            $n->{write_errors}++;
+            $db->ok('ROLLBACK');
+            $n->{'shape.two_phase.failed'}++;
+            return 'failed';
+        }
+        $n->{"ops.$op->{kind}"}++ if $op->{kind};
+    }
+    my (undef, $error) = $db->query("PREPARE TRANSACTION '$gid'");
+    if ($error) {
+        print $log "PREPARE TRANSACTION failed: $error\n";
+        $n->{'shape.two_phase.failed'}++;
+        return 'failed';
+    }
+    my $commit = rand() < 0.7;
+    (undef, $error) = $finisher->query($commit ? "COMMIT PREPARED '$gid';\n$ack" : "ROLLBACK PREPARED '$gid'");
+    if ($error) {
+        print $log "finishing prepared transaction $gid failed: $error\n";
+        $n->{write_errors}++;
+        $n->{'shape.two_phase.failed'}++;
+        return 'failed';
+    }
+    my $outcome = $commit ? 'committed' : 'rolled_back';
+    $n->{"shape.two_phase.$outcome"}++;
+    return $outcome;
 }
 
 ###############################################################################
@@ -534,7 +582,8 @@ sub setup {
 
 # Forks the workers, waits for the readers, stops the writers and returns
 # the summed counts. Options: conn, writers, readers, reads (checked reads
-# in all), seed_rows, pause_ms, max_seconds, dir (for logs), rng.
+# in all), seed_rows, pause_ms, max_seconds, dir (for logs), rng,
+# reader_conn (where the readers read, conn by default: a hot standby).
 sub run {
     my (%o) = @_;
     die "at most 16 writers\n" if $o{writers} > 16;
@@ -573,7 +622,7 @@ sub run {
     my $per_reader = int(($o{reads} + $o{readers} - 1) / $o{readers});
     for my $r (1 .. $o{readers}) {
         my @p = $spawn->('reader', $r, sub {
-            run_reader(conn => $o{conn}, target => $per_reader, max_seconds => $o{max_seconds},
+            run_reader(conn => $o{reader_conn} // $o{conn}, target => $per_reader, max_seconds => $o{max_seconds},
                        rng => $rng + 100 + $r, log => "$dir/problems.log");
         });
         $readers{$p[0]} = $p[1];

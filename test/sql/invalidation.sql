@@ -154,25 +154,37 @@ SELECT memo.count('dogs', 'SELECT * FROM dog');
 DELETE FROM animal;
 SELECT memo.count('dogs', 'SELECT * FROM dog');
 
--- two-phase commit: a transaction that wrote a watched table cannot PREPARE
+-- two-phase commit: a transaction that wrote a watched table prepares; the
+-- entry stays current until COMMIT PREPARED, which invalidates it
+SELECT total();
 BEGIN;
 INSERT INTO acct VALUES (9, 'p', 10);
 PREPARE TRANSACTION 'memo_2pc';
 SELECT count(*) FROM pg_prepared_xacts;
-SELECT total();
--- nor one that creates a relation (it may shadow a cached query's name)
+SELECT total() AS memo, (SELECT count(*) FROM acct) AS truth;
+COMMIT PREPARED 'memo_2pc';
+SELECT total() AS memo, (SELECT count(*) FROM acct) AS truth;
+-- ROLLBACK PREPARED leaves it current
+BEGIN;
+DELETE FROM acct WHERE id = 9;
+PREPARE TRANSACTION 'memo_2pc_undone';
+ROLLBACK PREPARED 'memo_2pc_undone';
+SELECT total() AS memo, (SELECT count(*) FROM acct) AS truth;
+-- DDL prepares too: a relation created, a watched table's trigger disabled
+-- (and enabled again), a table unwatched and watched again
 BEGIN;
 CREATE TABLE unrelated (id int);
 PREPARE TRANSACTION 'memo_2pc_ddl';
--- nor one that changes a watched table (a disabled trigger would stay unseen)
+COMMIT PREPARED 'memo_2pc_ddl';
 BEGIN;
 ALTER TABLE acct DISABLE TRIGGER pg_memo_invalidate;
 PREPARE TRANSACTION 'memo_2pc_disable';
--- nor one that stops watching a table
+ROLLBACK PREPARED 'memo_2pc_disable';
 BEGIN;
 SELECT memo.unwatch('txn');
 PREPARE TRANSACTION 'memo_2pc_unwatch';
--- DDL that cannot change a name or a watched table is fine
+COMMIT PREPARED 'memo_2pc_unwatch';
+SELECT memo.watch('txn');
 BEGIN;
 CREATE INDEX unrelated_idx ON signup (id);
 PREPARE TRANSACTION 'memo_2pc_index';
@@ -189,6 +201,7 @@ INSERT INTO unwatched_log VALUES (1);
 PREPARE TRANSACTION 'memo_2pc_ok';
 COMMIT PREPARED 'memo_2pc_ok';
 SELECT count(*) FROM unwatched_log;
+SELECT count(*) FROM pg_prepared_xacts;
 
 -- a disabled trigger stops caching (results stay correct) and shows in memo.watched
 ALTER TABLE acct DISABLE TRIGGER pg_memo_invalidate;

@@ -19,6 +19,7 @@ my $reads = 3000;
 my $node = memo_node('consistency', conf => qq{
 deadlock_timeout = '100ms'
 max_connections = 40
+max_prepared_transactions = 20
 });
 
 my $conn = { psql => 'psql', host => $node->host, port => $node->port, dbname => 'postgres' };

@@ -178,8 +178,12 @@ like(log_of($node, sub { $node->start }), qr/restored 1 cached results/, 'restor
 my $victim = $node->background_psql('postgres');
 my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
 $log = log_of($node, sub {
+    my $offset = -s $node->logfile;
     kill 'KILL', $victim_pid;
     $victim->quit;
+    # Not before the postmaster has seen the death: a query may still run
+    # in between.
+    $node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
     $node->poll_query_until('postgres', 'SELECT 1', '1') or die 'no crash restart';
 });
 like($log, qr/pg_memo: starting with an empty cache: the server did not shut down cleanly/,

@@ -1,0 +1,175 @@
+// Two-phase commit: the prepared transaction's marks in a state file of
+// pg_memo's (two_phase.hpp; the format is src/core/prepared_marks.hpp).
+//
+// Why a file and not WAL: a prepared transaction can outlive many
+// checkpoints, and replay after a restart starts at the last one; a record
+// written at PREPARE would be gone by then. The file is written and synced
+// before the PREPARE record, so a prepared transaction that marked anything
+// always has one. A file can outlive its transaction (a crash after the
+// file, before the PREPARE record; an error in between): it names the
+// transaction id, and a COMMIT PREPARED uses it only while that
+// transaction is still prepared (in progress), with the same gid and
+// database. PREPARE of a transaction that marked nothing writes nothing.
+#include "two_phase.hpp"
+
+extern "C" {
+#include "access/xact.h"
+#include "common/file_perm.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "storage/procarray.h"
+#include "utils/timestamp.h"
+}
+
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hash.hpp"
+#include "prepared_marks.hpp"
+#include "wal_records.hpp"
+
+namespace pgmemo {
+
+namespace {
+
+constexpr const char *kDirectory = "pg_memo_2pc";
+
+char prepare_gid[GIDSIZE];
+bool prepare_gid_noted = false;
+// The file this transaction's pre-prepare wrote: removed if the PREPARE
+// then fails (temporary objects, say).
+char saved_path[MAXPGPATH];
+bool saved_file = false;
+
+void file_path(Oid dbid, const char *gid, char *path) {
+    snprintf(path, MAXPGPATH, "%s/%u_%016llx", kDirectory, dbid,
+             static_cast<unsigned long long>(hash_bytes(gid, strlen(gid))));
+}
+
+void write_all(int fd, const char *path, const unsigned char *data, size_t len) {
+    errno = 0;
+    if (write(fd, data, len) != ssize_t(len))
+        ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not write file \"%s\": %m", path)));
+}
+
+enum class Found {
+    None,      // no file, or another gid's under the same name: left alone
+    Leftover,  // this gid's, of a transaction that is not prepared (any more)
+    Marks,     // the marks of the prepared transaction
+    Damaged,
+};
+
+// What the file at `path` holds for the prepared transaction `gid` of this
+// database.
+Found load(const char *path, const char *gid, PreparedMarks *marks) {
+    int fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+    if (fd < 0) {
+        if (errno == ENOENT) return Found::None;
+        ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not open file \"%s\": %m", path)));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not stat file \"%s\": %m", path)));
+    size_t len = size_t(st.st_size);
+    auto *data = static_cast<unsigned char *>(palloc(len ? len : 1));
+    bool read_ok = read(fd, data, len) == ssize_t(len);
+    CloseTransientFile(fd);
+    if (!read_ok || !decode_prepared_marks(data, len, marks)) return Found::Damaged;
+    if (marks->dbid != MyDatabaseId || marks->gid != gid) return Found::None;
+    return TransactionIdIsInProgress(marks->xid) ? Found::Marks : Found::Leftover;
+}
+
+}  // namespace
+
+void note_prepare_gid(const char *gid) {
+    strlcpy(prepare_gid, gid, sizeof prepare_gid);
+    prepare_gid_noted = true;
+}
+
+void forget_prepare_gid(bool prepared) {
+    if (saved_file && !prepared) (void)unlink(saved_path);
+    saved_file = false;
+    prepare_gid_noted = false;
+}
+
+void save_prepared_marks(TransactionId xid, const uint32_t *slots, uint32_t nslots) {
+    // Only PREPARE TRANSACTION names a gid; a logical replication apply
+    // worker prepares without one and marks its tables again at COMMIT
+    // PREPARED (invalidation.cpp).
+    if (nslots == 0 || !prepare_gid_noted) return;
+    PreparedMarks marks;
+    marks.xid = xid;
+    marks.dbid = MyDatabaseId;
+    marks.gid = prepare_gid;
+    marks.slots.assign(slots, slots + nslots);
+    std::vector<unsigned char> bytes = encode_prepared_marks(marks);
+
+    if (MakePGDirectory(kDirectory) == 0) {
+        fsync_fname(kDirectory, true);
+        fsync_fname(".", true);
+    } else if (errno != EEXIST) {
+        ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not create directory \"%s\": %m", kDirectory)));
+    }
+    char path[MAXPGPATH], temp[MAXPGPATH + 8];
+    file_path(MyDatabaseId, prepare_gid, path);
+    snprintf(temp, sizeof temp, "%s.tmp", path);
+    int fd = OpenTransientFile(temp, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
+    if (fd < 0) ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not create file \"%s\": %m", temp)));
+    write_all(fd, temp, bytes.data(), bytes.size());
+    if (pg_fsync(fd) != 0)
+        ereport(data_sync_elevel(ERROR), (errcode_for_file_access(), errmsg("pg_memo could not fsync file \"%s\": %m", temp)));
+    CloseTransientFile(fd);
+    durable_rename(temp, path, ERROR);
+    strlcpy(saved_path, path, sizeof saved_path);
+    saved_file = true;
+}
+
+void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *arg) {
+    char path[MAXPGPATH];
+    file_path(MyDatabaseId, stmt.gid, path);
+    PreparedMarks marks;
+    Found found = load(path, stmt.gid, &marks);
+    if (found == Found::Damaged) {
+        // Never expected (written whole and synced, checksummed): every
+        // counter is announced and bumped, so nothing stale is served.
+        ereport(WARNING, (errmsg("pg_memo: the state file of prepared transaction \"%s\" is damaged", stmt.gid),
+                          errdetail("Every cached result is invalidated at its commit instead.")));
+        marks.xid = InvalidTransactionId;
+        marks.slots.resize(Generations::kSlots);
+        for (uint32_t s = 0; s < Generations::kSlots; s++) marks.slots[s] = s;
+    }
+    if (found == Found::None || found == Found::Leftover || stmt.kind != TRANS_STMT_COMMIT_PREPARED) {
+        finish(arg);
+        if (found != Found::None) (void)unlink(path);
+        return;
+    }
+
+    // As a commit's pre-commit would: announced before the commit can be
+    // visible (and, for standbys, BEGIN before its commit record).
+    Shared &sh = shared_state();
+    const uint32_t *slots = marks.slots.data();
+    uint32_t nslots = uint32_t(marks.slots.size());
+    TimestampTz began_at = GetCurrentTimestamp();
+    for (uint32_t i = 0; i < nslots; i++) sh.gens.begin_commit(slots[i]);
+    // (A damaged file's has no id: the standby's announcement then lasts
+    // until the primary restarts, and the standby computes every call.)
+    if (writing_wal_records()) log_commit_begin(marks.xid, slots, nslots);
+    PG_TRY();
+    {
+        finish(arg);
+    }
+    PG_CATCH();
+    {
+        for (uint32_t i = 0; i < nslots; i++) sh.gens.end_commit(slots[i]);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    // Visible now, its invalidations sent (FinishPreparedTransaction).
+    for (uint32_t i = 0; i < nslots; i++) sh.gens.bump(slots[i], began_at);
+    for (uint32_t i = 0; i < nslots; i++) sh.gens.end_commit(slots[i]);
+    (void)unlink(path);
+}
+
+}  // namespace pgmemo
