@@ -59,6 +59,8 @@ bench_use_library() {
   as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w start >/dev/null
 }
 
+bench_restart() { as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w restart -m fast >/dev/null; }
+
 bench_stop() {
   local d
   for d in "$BENCH_DIR/standby" "$BENCH_DIR/data"; do

@@ -2,10 +2,10 @@
 # What watching costs a writer of single rows: pgbench TPS of a one-row
 # UPDATE (by primary key) and a one-row INSERT on a table that is not
 # watched, watched, watched with deltas (memo.watch(t, deltas => true)), and
-# watched with pg_memo.standby_records on (two WAL records per committed
-# write). The four modes take turns on the same tables (memo.unwatch / memo.watch
+# watched with pg_memo.standby_records on (one WAL record before each
+# committed write's commit record). The four modes take turns on the same tables (memo.unwatch / memo.watch
 # between runs), round after round, after one unrecorded round; each run is
-# preceded by VACUUM and CHECKPOINT. Reports the median TPS of each mode and
+# preceded by a restart, VACUUM and CHECKPOINT. Reports the median TPS of each mode and
 # its ratio to the unwatched median.
 #
 #   bench/single_writes.sh [--seconds S] [--rounds N] [--clients C]
@@ -42,7 +42,9 @@ chown postgres "$BENCH_DIR"/*.sql
 set_mode() {  # unwatched | watched | deltas | records
   local t records=off
   [ "$1" = records ] && records=on
-  bench_psql -c "ALTER SYSTEM SET pg_memo.standby_records = $records" -c 'SELECT pg_reload_conf()' >/dev/null
+  # A postmaster setting: every mode restarts the cluster, for fairness.
+  bench_psql -c "ALTER SYSTEM SET pg_memo.standby_records = $records" >/dev/null
+  bench_restart
   for t in upd ins; do
     case $1 in
       unwatched) bench_psql -c "SELECT memo.unwatch('$t')" ;;
