@@ -2,8 +2,9 @@
 # pg_memo end to end, as root on Debian 12: installs the packages, builds and
 # installs the extension, starts a local PostgreSQL 15 cluster with pg_memo
 # preloaded (data under the checkout in .pgdata/, a unix socket there, port
-# 5499, run as the postgres OS user) and shows a memoized query hitting,
-# being invalidated by a committed write, and hitting again.
+# 5499, run as the postgres OS user) and shows the employee directory
+# (pg_memo_directory): a page computed, then a hit, a committed write, and
+# the very next statement seeing it.
 #
 #   scripts/demo.sh          set up (if needed), start, demo
 #   scripts/demo.sh stop     stop the demo cluster (by its postmaster.pid)
@@ -45,29 +46,26 @@ echo "cluster running: psql -h $RUN -p $PORT -U postgres   (stop: scripts/demo.s
 
 psql_demo -v ON_ERROR_STOP=1 <<'SQL'
 \pset footer off
-CREATE EXTENSION IF NOT EXISTS pg_memo;
-DROP TABLE IF EXISTS demo_orders;
-CREATE TABLE demo_orders (id bigint PRIMARY KEY, customer int, status text, amount numeric);
-INSERT INTO demo_orders
-  SELECT g, g % 5000, (ARRAY['open','paid','shipped'])[1 + g % 3], (g % 997) * 1.5
-  FROM generate_series(1, 300000) g;
-SELECT memo.watch('demo_orders');
-SELECT memo.reset_stats();
+CREATE EXTENSION IF NOT EXISTS pg_memo_directory CASCADE;
+\echo == the employee directory: 100,000 employees (a few seconds)
+SELECT directory.directory_seed(100000) AS seeded;
+SELECT memo.reset(), memo.reset_stats();
 \timing on
 \echo
-\echo == 1. the first call computes (a miss)
-SELECT memo.count('demo.open', 'SELECT * FROM demo_orders WHERE status = $1 AND amount > $2::numeric', '{open,100}');
+\echo == 1. page 1 of the whole company, by name: the first call computes it (a miss)
+SELECT id, full_name, title, total_count FROM directory.cached_list_employees(1) LIMIT 3;
 \echo == 2. the same call again is served from shared memory (a hit)
-SELECT memo.count('demo.open', 'SELECT * FROM demo_orders WHERE status = $1 AND amount > $2::numeric', '{open,100}');
+SELECT id, full_name, title, total_count FROM directory.cached_list_employees(1) LIMIT 3;
 \timing off
-SELECT cache_name, calls, hits, misses, computations, invalidations, entries FROM memo.stats WHERE cache_name = 'demo.open';
-\echo == 3. a committed write invalidates: the very next call sees it
-INSERT INTO demo_orders VALUES (300001, 1, 'open', 500);
+SELECT cache_name, calls, hits, misses, computations FROM memo.stats WHERE cache_name LIKE 'employees.%' ORDER BY 1;
+\echo == 3. a committed write: Aabid Aalto joins under the CEO (autocommit)
+SELECT directory.hire_employee(1, 'Aabid Aalto', 'Engineer') AS new_id;
+\echo == 4. the very next statement sees him first on the page, and the total one higher
 \timing on
-SELECT memo.count('demo.open', 'SELECT * FROM demo_orders WHERE status = $1 AND amount > $2::numeric', '{open,100}');
-\echo == 4. and the new result is a hit again
-SELECT memo.count('demo.open', 'SELECT * FROM demo_orders WHERE status = $1 AND amount > $2::numeric', '{open,100}');
+SELECT id, full_name, title, total_count FROM directory.cached_list_employees(1) LIMIT 3;
+\echo == 5. and that result is a hit again
+SELECT id, full_name, title, total_count FROM directory.cached_list_employees(1) LIMIT 3;
 \timing off
-SELECT cache_name, calls, hits, misses, computations, invalidations, entries FROM memo.stats WHERE cache_name = 'demo.open';
+SELECT cache_name, calls, hits, misses, computations, delta_corrected FROM memo.stats WHERE cache_name LIKE 'employees.%' ORDER BY 1;
 SELECT * FROM memo.info;
 SQL
