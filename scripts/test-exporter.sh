@@ -11,7 +11,9 @@
 # user, connected as a role that has only pg_monitor, on a free localhost
 # port; scrapes /metrics with curl and checks the series and their values.
 # Prints each check, ends with `N passed, M failed`, exits non-zero on a
-# failure. The exporter (by its pid) and the cluster (pg_ctl on its data
+# failure. Also checks docs/monitoring.md's tables and the alerting rules
+# against the scrape, and with promtool (package prometheus) runs the rules'
+# unit tests. The exporter (by its pid) and the cluster (pg_ctl on its data
 # directory) are always stopped. KEEP=1 keeps the folder for a look;
 # PG_MEMO_EXPORTER_ARGS adds flags to the exporter's command line (e.g.
 # --auto-discover-databases).
@@ -109,11 +111,12 @@ DSN="host=$WORK port=$PGPORT user=memo_monitor dbname=memo_test sslmode=disable"
 for EPORT in $(seq 19187 19286); do
   port_free "$EPORT" || continue
   # The shell writes its pid and execs the exporter: that pid is the exporter.
-  # The environment variables of /etc/default/prometheus-postgres-exporter
-  # (docs/monitoring.md).
-  runuser -u postgres -- env DATA_SOURCE_NAME="$DSN" PG_EXPORTER_EXTEND_QUERY_PATH="$WORK/queries.yml" \
+  # shellcheck disable=SC2016,SC2086  # $$ is the inner shell's; extra flags split
+  # DATA_SOURCE_NAME and --extend.query-path as in
+  # /etc/default/prometheus-postgres-exporter (docs/monitoring.md).
+  runuser -u postgres -- env DATA_SOURCE_NAME="$DSN" \
     sh -c 'echo $$ >"$0/exporter.pid"; exec "$@"' "$WORK" "$EXPORTER" \
-    --web.listen-address="127.0.0.1:$EPORT" --disable-settings-metrics ${PG_MEMO_EXPORTER_ARGS:-} \
+    --extend.query-path="$WORK/queries.yml" --web.listen-address="127.0.0.1:$EPORT" --disable-settings-metrics ${PG_MEMO_EXPORTER_ARGS:-} \
     >"$WORK/exporter.log" 2>&1 &
   BG_PIDS+=($!)
   for _ in $(seq 50); do [ -s "$WORK/exporter.pid" ] && break; sleep 0.1; done
@@ -165,12 +168,13 @@ report() {  # report OK DESCRIPTION
   if [ "$1" = 1 ]; then PASS=$((PASS + 1)); echo "ok    $2"; else FAIL=$((FAIL + 1)); echo "FAIL  $2"; fi
 }
 
-# check OP EXPECTED NAME [labels...]: OP is eq, gt or ge (numeric).
+# check OP EXPECTED NAME [LABELS]: OP is eq, gt or ge (numeric); LABELS are
+# label="value" pairs separated by spaces.
 check() {
   local op=$1 want=$2 name=$3; shift 3
   local got ok=0 labels=""
   got=$(value "$name" "$@")
-  [ $# -gt 0 ] && labels="{$(IFS=,; echo "$*")}"
+  [ $# -gt 0 ] && labels="{$(echo "$*" | tr ' ' ,)}"
   if [ -n "$got" ] && [ "$got" != DUPLICATE ] &&
      awk -v g="$got" -v w="$want" -v op="$op" 'BEGIN { g += 0; w += 0;
        exit !((op == "eq" && g == w) || (op == "gt" && g > w) || (op == "ge" && g >= w)) }'; then ok=1; fi
@@ -197,19 +201,19 @@ report "$([ "$(psql_in postgres -c "SELECT rolsuper FROM pg_roles WHERE rolname 
 check eq 1 pg_up
 check eq 0 pg_exporter_last_scrape_error
 check eq 0 pg_exporter_user_queries_load_error
-check eq 1 pg_memo_hits_total $X
-check eq 1 pg_memo_misses_total $X
-check eq 1 pg_memo_computations_total $X
-check eq 2 pg_memo_calls_total $X
-check eq 0 pg_memo_bypasses_total $X
-check eq 0 pg_memo_invalidations_total $X
-check eq 0 pg_memo_waits_total $X
-check eq 1 pg_memo_entries $X
-check gt 0 pg_memo_entry_bytes $X
-check ge 0 pg_memo_compute_seconds_total $X
-check gt 1e9 pg_memo_stats_reset_timestamp_seconds $X
-check eq 1 pg_memo_misses_total $Y
-check eq 0 pg_memo_hits_total $Y
+check eq 1 pg_memo_hits_total "$X"
+check eq 1 pg_memo_misses_total "$X"
+check eq 1 pg_memo_computations_total "$X"
+check eq 2 pg_memo_calls_total "$X"
+check eq 0 pg_memo_bypasses_total "$X"
+check eq 0 pg_memo_invalidations_total "$X"
+check eq 0 pg_memo_waits_total "$X"
+check eq 1 pg_memo_entries "$X"
+check gt 0 pg_memo_entry_bytes "$X"
+check ge 0 pg_memo_compute_seconds_total "$X"
+check gt 1e9 pg_memo_stats_reset_timestamp_seconds "$X"
+check eq 1 pg_memo_misses_total "$Y"
+check eq 0 pg_memo_hits_total "$Y"
 for c in hits misses computations bypasses invalidations evictions too_large shared waits takeovers \
          wait_timeouts double_check_hits flight_full delta_kept delta_corrected delta_fallbacks \
          stale_hits stale_on_error_hits error_hits calls compute_seconds wait_seconds; do
@@ -264,19 +268,42 @@ SELECT memo.count('x', 'SELECT * FROM t WHERE k = $1', '{k1}');   -- invalidated
 SQL
 scrape
 S='cache_name="slow" datname="memo_test"'
-check eq 1 pg_memo_computations_total $S
-check eq 2 pg_memo_misses_total $S
-check eq 1 pg_memo_shared_total $S
-check eq 1 pg_memo_waits_total $S
-check gt 0 pg_memo_wait_seconds_total $S
-check gt 0 pg_memo_compute_seconds_total $S
+check eq 1 pg_memo_computations_total "$S"
+check eq 2 pg_memo_misses_total "$S"
+check eq 1 pg_memo_shared_total "$S"
+check eq 1 pg_memo_waits_total "$S"
+check gt 0 pg_memo_wait_seconds_total "$S"
+check gt 0 pg_memo_compute_seconds_total "$S"
 check eq 0 pg_memo_flights_active
 check eq 0 pg_memo_flights_waiters
-check eq 1 pg_memo_invalidations_total $X
-check eq 2 pg_memo_misses_total $X
-check eq 2 pg_memo_computations_total $X
-check eq 3 pg_memo_calls_total $X
+check eq 1 pg_memo_invalidations_total "$X"
+check eq 2 pg_memo_misses_total "$X"
+check eq 2 pg_memo_computations_total "$X"
+check eq 3 pg_memo_calls_total "$X"
 check eq 3 pg_memo_arena_entries
+
+echo "-- the docs and the alerting rules against the last scrape"
+names() { sort -u | sed '/^$/d'; }
+scraped=$(grep -o '^# TYPE pg_memo_[a-z_]*' "$SCRAPE" | awk '{print $3}' | names)
+# shellcheck disable=SC2016  # backquotes of markdown
+documented=$(grep -o '^| `pg_memo_[a-z_]*`' "$SRC/docs/monitoring.md" | tr -d '|` ' | names)
+in_rules=$(grep -v '^ *#' "$SRC/docs/monitoring/pg_memo_alerts.yml" | grep -o 'pg_memo_[a-z_]*' | names)
+undocumented=$(comm -23 <(echo "$scraped") <(echo "$documented") | xargs)
+report "$([ -z "$undocumented" ] && echo 1 || echo 0)" \
+  "each of the $(echo "$scraped" | wc -l) pg_memo_ metrics exported has a row in docs/monitoring.md${undocumented:+ (missing: $undocumented)}"
+absent=$(comm -13 <(echo "$scraped") <(echo "$documented") | xargs)
+report "$([ -z "$absent" ] && echo 1 || echo 0)" "each metric docs/monitoring.md lists is exported${absent:+ (not exported: $absent)}"
+absent=$(comm -13 <(echo "$scraped") <(echo "$in_rules") | xargs)
+report "$([ -z "$absent" ] && echo 1 || echo 0)" "each metric the alerting rules use is exported${absent:+ (not exported: $absent)}"
+if command -v promtool >/dev/null; then
+  for cmd in "check rules pg_memo_alerts.yml" "test rules pg_memo_alerts.test.yml"; do
+    # shellcheck disable=SC2086
+    if out=$(cd "$SRC/docs/monitoring" && promtool $cmd 2>&1); then report 1 "promtool $cmd"
+    else report 0 "promtool $cmd"; printf '%s\n' "$out"; fi
+  done
+else
+  echo "skip  promtool not installed (apt-get install prometheus): the alerting rules were not run"
+fi
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
