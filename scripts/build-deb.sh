@@ -129,7 +129,7 @@ check_package() {
   extdir=$("$pgc" --sharedir)/extension
   local version
   version=$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$pkg" 2>/dev/null)
-  check "$pkg: installed, $version" test "$version" = "installed $(cd "$TREE" && dpkg-parsechangelog -SVersion)"
+  check "$pkg: $version" test "$version" = "installed $(cd "$TREE" && dpkg-parsechangelog -SVersion)"
   local expected=("$libdir/$ext.so" "$extdir/$ext.control")
   local f
   for f in "$TREE/$dir"/sql/"$ext"--*.sql; do expected+=("$extdir/$(basename "$f")"); done
@@ -182,7 +182,8 @@ while read -r line; do
   fi
 done < <(grep -oE 'All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed' "$WORK/installcheck.log")
 if [ "$rc" -ne 0 ]; then
-  grep -A200 '^\*\*\*\* ' "$WORK/installcheck.log" | head -200
+  # the diffs (from each "**** ...: regression.diffs" to the next suite)
+  awk '/^\*\*\*\* /{p=1} /^### /{p=0} p' "$WORK/installcheck.log" | head -200
   # a suite that stopped before its summary (pg_regress or make failed)
   if [ "$summaries" -lt "$suites" ] || [ "$summaries" -eq 0 ]; then
     tail -30 "$WORK/installcheck.log"
