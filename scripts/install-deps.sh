@@ -6,8 +6,12 @@ apt-get update -qq
 # postgresql-15 ships the contrib modules (ltree, pg_stat_statements, dblink);
 # postgresql-server-dev-15 brings PGXS, pg_regress, the TAP modules and clang;
 # dpkg-dev unpacks the PostgreSQL source that scripts/pg-regress-compare.sh
-# fetches with apt-get source.
+# fetches with apt-get source; debhelper and postgresql-server-dev-all build
+# the Debian package (scripts/build-deb.sh); prometheus-postgres-exporter and
+# curl serve scripts/test-exporter.sh; gdb makes an unreadable WAL record in
+# test/t/015 (skipped without it).
 apt-get install -y -qq --no-install-recommends \
   postgresql-15 postgresql-server-dev-15 libboost-dev libipc-run-perl \
-  cmake g++ make libgtest-dev libbenchmark-dev libxxhash-dev dpkg-dev >/dev/null
+  cmake g++ make libgtest-dev libbenchmark-dev libxxhash-dev dpkg-dev \
+  debhelper postgresql-server-dev-all prometheus-postgres-exporter curl gdb >/dev/null
 echo "dependencies installed"

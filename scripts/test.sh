@@ -2,7 +2,10 @@
 # Runs every test of pg_memo: the core's unit tests (ctest), then the
 # pg_regress suites (test/sql, test/expected) and TAP suites (test/t) on
 # temporary instances, then pg_memo_directory's suites (directory/test),
-# then PostgreSQL's own regression suite with and without pg_memo preloaded
+# then the Prometheus exporter's metrics (scripts/test-exporter.sh), the
+# Debian package (scripts/build-deb.sh: built from the tracked files,
+# installed, its pg_regress suites run against it), and PostgreSQL's own
+# regression suite with and without pg_memo preloaded
 # (scripts/pg-regress-compare.sh, counted as one test).
 # Run as root after scripts/install-deps.sh. Ends with "N passed, N failed";
 # exits non-zero on any failure.
@@ -83,6 +86,26 @@ run_installcheck "$WORK/src" pg_memo
 if [ -f "$WORK/src/directory/Makefile" ]; then
   run_installcheck "$WORK/src/directory" pg_memo_directory
 fi
+
+# A script that ends with "N passed, M failed": its counts.
+run_counted() {  # LABEL SCRIPT [ARGS...]
+  local label=$1 log="$WORK/$(basename "$2" .sh).log" line p f
+  shift
+  bash "$@" >"$log" 2>&1
+  local rc=$?
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  p=$(awk '{print $1}' <<<"$line") f=$(awk '{print $3}' <<<"$line")
+  if [ -z "$line" ] || { [ $rc -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then p=${p:-0} f=$((${f:-0} + 1)); fi
+  if [ "$f" -gt 0 ]; then tail -60 "$log"; else tail -3 "$log"; fi
+  echo "$label: $p passed, $f failed"
+  count "$p" "$f"
+}
+
+section "Prometheus metrics through postgres_exporter"
+run_counted exporter "$SRC/scripts/test-exporter.sh"
+
+section "the Debian package: built, installed, its suites run against the installed files"
+run_counted debian "$SRC/scripts/build-deb.sh" "$WORK/dist"
 
 section "PostgreSQL's regression suite, plain and with pg_memo preloaded"
 if bash "$SRC/scripts/pg-regress-compare.sh" >"$WORK/pg-regress-compare.log" 2>&1; then
