@@ -24,6 +24,9 @@
 # The stampede target (128 clients) is bench/directory.sh --clients 128.
 #
 #   bench/compare.sh [--pairs N] [--writer-pairs N] [--seconds S] [--rows N] [--skip-pgpool]
+#                    [--only "4 7"]   (only those comparisons; 3 comes with 1)
+# Comparison 4 also plots hit TPS against clients to $PLOT_DIR/hit_clients.png
+# (bench/plot.sh).
 #
 # --pairs (default 3) applies to every comparison but the writers'. The
 # writers' TPS is bound by the WAL's fsync, the noisiest part of this VM, so
@@ -41,7 +44,9 @@ PGPOOL_PORT=${PGPOOL_PORT:-55476}
 BENCH_PRELOAD=pg_memo
 . "$SRC/bench/cluster.sh"
 . "$SRC/bench/pgpool.sh"
-PAIRS=3 WRITER_PAIRS=10 SECONDS_PER_RUN=5 ROWS=500000 PGPOOL=yes
+. "$SRC/bench/plot.sh"
+want() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
+PAIRS=3 WRITER_PAIRS=10 SECONDS_PER_RUN=5 ROWS=500000 PGPOOL=yes ONLY=
 while [ $# -gt 0 ]; do
   case $1 in
     --pairs) PAIRS=$2; shift 2 ;;
@@ -49,6 +54,7 @@ while [ $# -gt 0 ]; do
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --rows) ROWS=$2; shift 2 ;;
     --skip-pgpool) PGPOOL=no; shift ;;
+    --only) ONLY=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -164,6 +170,7 @@ echo "pgbench -T $SECONDS_PER_RUN per run, $PAIRS alternated pairs per compariso
 echo
 
 # --- 1 and 3. Hits against the physical limit, and the speed-up --------------
+if want 1; then
 warm cached; warm memo_count  # floor_rows reads its rows once per backend: nothing to warm
 echo "## 1. Hits against the physical limit (-c 8 -j 2)"
 echo
@@ -184,8 +191,10 @@ echo '| protocol | A | B | TPS A | TPS B | A / B (speed-up) | runs A / runs B |'
 echo '|---|---|---|---|---|---|---|'
 pair speedup cached uncached 8 prepared
 echo
+fi
 
 # --- 2. pgpool-II's query cache -------------------------------------------------
+if want 2; then
 if [ "$PGPOOL" = yes ]; then
   echo "## 2. pg_memo against pgpool-II's query cache (-c 8 -j 2)"
   echo
@@ -221,22 +230,32 @@ if [ "$PGPOOL" = yes ]; then
   pgpool_stop
   echo
 fi
+fi
 
 # --- 4. Concurrency -------------------------------------------------------------
+if want 4; then
 echo "## 4. Hit TPS by clients (prepared; -j 2, -j 1 for one client; medians of $PAIRS rounds)"
 echo
 echo '| clients | cached_list_employees(1) hit TPS | floor_rows(1) TPS | page_snapshot TPS | hit / snapshot | floor / snapshot |'
 echo '|---|---|---|---|---|---|'
+: >"$O/conc.plot"
 for clients in 1 2 4 8 16 64 128; do
   # Through a file, not a process substitution: set -e must see a failed run.
   medians "conc_$clients" "$clients" prepared cached floor snapshot >"$O/conc_$clients.medians"
   read -r c f s <"$O/conc_$clients.medians"
+  echo "$clients $c $s $f" >>"$O/conc.plot"
   awk -v n="$clients" -v c="$c" -v f="$f" -v s="$s" \
     'BEGIN {printf "| %d | %.0f | %.0f | %.0f | %.2f | %.2f |\n", n, c, f, s, c / s, f / s}'
 done
+mkdir -p "$PLOT_DIR"
+plot_series "$PLOT_DIR/hit_clients.png" 'Hits by client count (-M prepared)' 'pgbench clients' 'requests per second' \
+  log "$O/conc.plot" 'cached_list_employees(1) hit' 'page_snapshot: the same 20 rows in a table' \
+  'floor_rows(1): a C function returning them from memory' >&2
 echo
+fi
 
 # --- 5. Writers -------------------------------------------------------------------
+if want 5; then
 # watched/unwatched: the same table, memo.watch and memo.unwatch in turn.
 echo "## 5. Writers on the same table, watched and unwatched (-c 8 -j 2, $WRITER_PAIRS pairs)"
 echo
@@ -262,8 +281,10 @@ for protocol in simple prepared; do
 done
 echo
 # The 100,000-row UPDATE: bench/big_update.sh.
+fi
 
 # --- 6. Memory ------------------------------------------------------------------
+if want 6; then
 # 200 pages of the CEO's scope, each an entry of its own (plus one count).
 echo "## 6. Memory: arena bytes per cached page"
 echo
@@ -280,8 +301,10 @@ awk -v a="$arena" -v u0="$used0" -v u="$used" -v e="$entries" -v rt="$raw_tuple"
   printf "| entries | arena bytes used | bytes per page entry | raw row bytes per page (pg_column_size) | ratio | raw text bytes per page | pages the arena holds |\n"
   printf "|---|---|---|---|---|---|---|\n"
   printf "| %d | %d | %.0f | %.0f | **%.2f** | %.0f | %.0f (%d MB / %.0f B) |\n\n", e, u - u0, per_page, rt / 200, per_page / (rt / 200), rx / 200, a / per_page, a / 1048576, per_page }'
+fi
 
 # --- 7. The miss path -----------------------------------------------------------
+if want 7; then
 bench_psql -c 'SELECT memo.reset_stats()' >/dev/null  # section 7's own computations below
 echo "## 7. The miss path (-c 1, prepared): invalidate, then the request"
 echo
@@ -298,3 +321,4 @@ awk -v m="$(printf '%s\n' "${mm[@]}" | median)" -v u="$(printf '%s\n' "${mu[@]}"
 read -r computations misses < <(bench_psql -At -F' ' -c "SELECT sum(computations), sum(misses) FROM memo.stats WHERE cache_name LIKE 'employees.%'")
 echo
 echo "memo.stats after the run: employees.* computations $computations, misses $misses."
+fi

@@ -33,7 +33,9 @@
 #   - of 'employees.count' and 'employees.page' in memo.stats, which sums
 #     all scopes (CEO and teams): CEO + team = memo.stats is checked.
 # One more run is the floor: the same mix through directory.list_employees
-# (no cache), no writer.
+# (no cache), no writer; --floor-rates "0 10 100" runs it under those write
+# rates too. The read TPS against the write rate, cached and uncached, is
+# plotted to $PLOT_DIR/directory_writes.png (bench/plot.sh).
 #
 # With --max-staleness V, the directory's API is configured the way the
 # resilience issue suggests (ALTER FUNCTION directory.cached_list_employees
@@ -42,7 +44,7 @@
 #
 #   bench/directory_writes.sh [--seconds S] [--rows N] [--rates "0 1 10 100"]
 #                             [--clients C] [--managers M] [--mix "50 20 30"]
-#                             [--max-staleness V] [--no-floor]
+#                             [--max-staleness V] [--no-floor] [--floor-rates R]
 #
 # Needs root, and pg_memo and pg_memo_directory installed (scripts/build.sh).
 # Takes about 35 s to seed 500,000 rows on the shared 2-core machine, then
@@ -54,7 +56,9 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_PORT=${BENCH_PORT:-55479}
 BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_writes}
 . "$SRC/bench/cluster.sh"   # BENCH_PRELOAD: pg_memo, pg_stat_statements
+. "$SRC/bench/plot.sh"
 SECONDS_PER_RUN=30 ROWS=500000 RATES="0 1 10 100" CLIENTS=32 MANAGERS=1000 MIX="50 20 30" MAX_STALENESS= FLOOR=1
+FLOOR_RATES=0
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
@@ -65,6 +69,7 @@ while [ $# -gt 0 ]; do
     --mix) MIX=$2; shift 2 ;;
     --max-staleness) MAX_STALENESS=$2; shift 2 ;;
     --no-floor) FLOOR=; shift ;;
+    --floor-rates) FLOOR_RATES=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -161,17 +166,22 @@ ROWS_MAIN=$BENCH_DIR/rows_main ROWS_CACHE=$BENCH_DIR/rows_cache
 mkdir -p "$BENCH_DIR/out" && chown postgres "$BENCH_DIR/out"
 ro_tps=
 
+# start_writer DIR RATE: the writer in the background ($! is its pid).
+start_writer() {
+  (cd "$1" && bench_pgbench -n -M prepared -c 1 -j 1 -T "$SECONDS_PER_RUN" --rate "$2" \
+      -D max_id="$ROWS" -l --log-prefix=wx -f "$BENCH_DIR/writer.sql" >"$1/writer.out" 2>&1) &
+}
+
+PLOT_DATA=$BENCH_DIR/plot_data  # rate, cached TPS, uncached TPS
+: >"$PLOT_DATA.cached"; : >"$PLOT_DATA.uncached"
+
 run_rate() {  # RATE
   local rate=$1 d="$BENCH_DIR/out/rate_$1" writer=
   rm -rf "$d" && mkdir -p "$d" && chown postgres "$d"
   warm
   local gen0
   gen0=$(bench_psql -At -c "SELECT memo.generation('directory.employees')")
-  if [ "$rate" != 0 ]; then
-    (cd "$d" && bench_pgbench -n -M prepared -c 1 -j 1 -T "$SECONDS_PER_RUN" --rate "$rate" \
-        -D max_id="$ROWS" -l --log-prefix=wx -f "$BENCH_DIR/writer.sql" >"$d/writer.out" 2>&1) &
-    writer=$!
-  fi
+  if [ "$rate" != 0 ]; then start_writer "$d" "$rate"; writer=$!; fi
   readers "$d" ""
   if [ -n "$writer" ]; then
     wait "$writer" || { cat "$d/writer.out" >&2; exit 1; }
@@ -180,6 +190,7 @@ run_rate() {  # RATE
   gen1=$(bench_psql -At -c "SELECT memo.generation('directory.employees')")
   tps=$(tps_of "$d/readers.out")
   [ -n "$ro_tps" ] || ro_tps=$tps
+  echo "$rate $tps" >>"$PLOT_DATA.cached"
   if [ -n "$writer" ]; then
     writes=$(served_of "$d/writer.out")
     # With --rate, pgbench's latency counts from the scheduled start: the
@@ -226,22 +237,34 @@ run_rate() {  # RATE
       ck, cr, cf, pc, pc ? 100 * ph / pc : 0, pm, pk, pf, wf, sc, sp }' >>"$ROWS_CACHE"
 }
 
-run_floor() {
-  local d="$BENCH_DIR/out/floor"
+run_floor() {  # RATE
+  local rate=$1 d="$BENCH_DIR/out/floor_$1" writer=
   rm -rf "$d" && mkdir -p "$d" && chown postgres "$d"
   bench_psql -c 'VACUUM directory.employees' >/dev/null
+  if [ "$rate" != 0 ]; then start_writer "$d" "$rate"; writer=$!; fi
   readers "$d" _uncached
+  if [ -n "$writer" ]; then wait "$writer" || { cat "$d/writer.out" >&2; exit 1; }; fi
   local tps p50 p95 p99 max h w t
   tps=$(tps_of "$d/readers.out")
+  echo "$rate $tps" >>"$PLOT_DATA.uncached"
   read -r p50 p95 p99 max < <(percentiles "$d")
   h=$(percentiles "$d" 0 | cut -d' ' -f3) w=$(percentiles "$d" 1 | cut -d' ' -f3) t=$(percentiles "$d" 2 | cut -d' ' -f3)
-  awk -v tps="$tps" -v ro="$ro_tps" -v p50="$p50" -v p99="$p99" -v h="$h" -v wk="$w" -v t="$t" 'BEGIN {
-    printf "| 0, **no cache** (list_employees) | 0 | - | %.1f | **%.4f** | %s | %s | %s / %s / %s | - | - | - |\n",
-      tps, tps / ro, p50, p99, h, wk, t }' >>"$ROWS_MAIN"
+  awk -v r="$rate" -v tps="$tps" -v ro="$ro_tps" -v p50="$p50" -v p99="$p99" -v h="$h" -v wk="$w" -v t="$t" 'BEGIN {
+    printf "| %s, **no cache** (list_employees) | - | - | %.1f | **%.4f** | %s | %s | %s / %s / %s | - | - | - |\n",
+      r, tps, tps / ro, p50, p99, h, wk, t }' >>"$ROWS_MAIN"
 }
 
 for rate in $RATES; do run_rate "$rate"; done
-[ -z "$FLOOR" ] || run_floor
+[ -z "$FLOOR" ] || for rate in $FLOOR_RATES; do run_floor "$rate"; done
+# rate, cached, uncached ("-" where a side did not run at that rate)
+awk 'NR == FNR { u[$1] = $2; next } { print $1, $2, ($1 in u ? u[$1] : "-"); seen[$1] = 1 }
+     END { for (r in u) if (!(r in seen)) print r, "-", u[r] }' "$PLOT_DATA.uncached" "$PLOT_DATA.cached" |
+  sort -n >"$PLOT_DATA"
+mkdir -p "$PLOT_DIR"
+plot_series "$PLOT_DIR/directory_writes${MAX_STALENESS:+_stale}.png" \
+  "Directory readers ($CLIENTS clients) under writes${MAX_STALENESS:+, max_staleness $MAX_STALENESS}" \
+  'committed writes per second' 'read requests per second (log scale)' cat+logy "$PLOT_DATA" \
+  'cached (cached_list_employees)' 'uncached (list_employees)' >&2
 bad=$(bench_psql -At -c 'SELECT count(*) FROM directory.check_consistency()')
 [ "$bad" = 0 ] || { echo "directory.check_consistency() reports $bad disagreements after the writes" >&2; exit 1; }
 rows_now=$(bench_psql -At -c 'SELECT count(*) FROM directory.employees')

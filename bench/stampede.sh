@@ -14,6 +14,7 @@
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$SRC/bench/cluster.sh"
+. "$SRC/bench/plot.sh"
 PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -56,9 +57,11 @@ run() {  # $1 = on|off
   read_psql -c "SELECT memo.count('stampede', 'SELECT * FROM stampede_items WHERE payload LIKE \$1', '{%7abc%}')" >/dev/null
   read_psql -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
   local writes=0
+  : >"$logdir/writes"
   ( for _ in $(seq 1 "$SECONDS_PER_RUN"); do
       sleep 1
       bench_psql -c "UPDATE stampede_items SET category = category + 1 WHERE id = $((RANDOM * 12 % 400000 + 1))"
+      date +%s.%N >>"$logdir/writes"  # committed by now
     done ) &
   local writer=$!
   (cd "$logdir" && PGOPTIONS="-c pg_memo.singleflight=$mode" bench_pgbench -p "$READ_PORT" -n -c "$CLIENTS" -j 2 \
@@ -86,3 +89,11 @@ for pair in $(seq 1 "$PAIRS"); do
   if [ $((pair % 2)) -eq 1 ]; then order="on off"; else order="off on"; fi
   for mode in $order; do run "$mode" "$pair"; done
 done
+
+# The first pair's runs, request by request.
+name=stampede; [ "$STANDBY" = 1 ] && name=stampede_standby
+mkdir -p "$PLOT_DIR"
+cat "$BENCH_DIR"/logs_on_1/writes "$BENCH_DIR"/logs_off_1/writes >"$BENCH_DIR/writes_1"
+plot_latency_runs "$PLOT_DIR/$name.png" \
+  "Stampede $where: $CLIENTS clients on one hot key, a write every second" "$BENCH_DIR/writes_1" \
+  "singleflight on" "$BENCH_DIR/logs_on_1" "singleflight off" "$BENCH_DIR/logs_off_1"
