@@ -13,7 +13,11 @@
 #include "two_phase.hpp"
 
 extern "C" {
+#include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
 #include "common/file_perm.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
@@ -35,6 +39,11 @@ namespace pgmemo {
 namespace {
 
 constexpr const char *kDirectory = "pg_memo_2pc";
+// Written at the end of an archive recovery (a promoted standby, a restored
+// backup): the next transaction id then. A transaction prepared before it
+// was prepared elsewhere, and its state file, not WAL-logged, may be
+// missing here.
+constexpr const char *kInheritedFile = "pg_memo_2pc/inherited";
 
 char prepare_gid[GIDSIZE];
 bool prepare_gid_noted = false;
@@ -52,6 +61,56 @@ void write_all(int fd, const char *path, const unsigned char *data, size_t len) 
     errno = 0;
     if (write(fd, data, len) != ssize_t(len))
         ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not write file \"%s\": %m", path)));
+}
+
+// path gets exactly these bytes, or keeps what it had: a synced temporary
+// file renamed over it durably, in the synced directory.
+void write_durably(const char *path, const unsigned char *data, size_t len) {
+    if (MakePGDirectory(kDirectory) == 0) {
+        fsync_fname(kDirectory, true);
+        fsync_fname(".", true);
+    } else if (errno != EEXIST) {
+        ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not create directory \"%s\": %m", kDirectory)));
+    }
+    char temp[MAXPGPATH + 8];
+    snprintf(temp, sizeof temp, "%s.tmp", path);
+    int fd = OpenTransientFile(temp, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
+    if (fd < 0) ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not create file \"%s\": %m", temp)));
+    write_all(fd, temp, data, len);
+    if (pg_fsync(fd) != 0)
+        ereport(data_sync_elevel(ERROR), (errcode_for_file_access(), errmsg("pg_memo could not fsync file \"%s\": %m", temp)));
+    CloseTransientFile(fd);
+    durable_rename(temp, path, ERROR);
+}
+
+// The transaction id of the prepared transaction gid of this database.
+TransactionId prepared_xid(const char *gid) {
+    SPI_connect();
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(gid)};
+    TransactionId xid = InvalidTransactionId;
+    if (SPI_execute_with_args("SELECT transaction::text FROM pg_catalog.pg_prepared_xacts "
+                              "WHERE gid = $1 AND database = pg_catalog.current_database()",
+                              1, types, values, nullptr, true, 1) == SPI_OK_SELECT &&
+        SPI_processed == 1) {
+        char *text = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+        if (text) xid = TransactionId(strtoul(text, nullptr, 10));
+    }
+    SPI_finish();
+    return xid;
+}
+
+// Whether the prepared transaction gid was prepared before this server's
+// last archive recovery ended (so maybe elsewhere, without its file here).
+bool inherited_prepared_transaction(const char *gid, TransactionId *xid) {
+    int fd = OpenTransientFile(kInheritedFile, O_RDONLY | PG_BINARY);
+    if (fd < 0) return false;
+    uint32_t horizon = 0;
+    bool read_ok = read(fd, &horizon, sizeof horizon) == ssize_t(sizeof horizon);
+    CloseTransientFile(fd);
+    *xid = prepared_xid(gid);
+    // A damaged marker: every prepared transaction counts as inherited.
+    return TransactionIdIsValid(*xid) && (!read_ok || TransactionIdPrecedes(*xid, horizon));
 }
 
 enum class Found {
@@ -106,24 +165,29 @@ void save_prepared_marks(TransactionId xid, const uint32_t *slots, uint32_t nslo
     marks.slots.assign(slots, slots + nslots);
     std::vector<unsigned char> bytes = encode_prepared_marks(marks);
 
-    if (MakePGDirectory(kDirectory) == 0) {
-        fsync_fname(kDirectory, true);
-        fsync_fname(".", true);
-    } else if (errno != EEXIST) {
-        ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not create directory \"%s\": %m", kDirectory)));
-    }
-    char path[MAXPGPATH], temp[MAXPGPATH + 8];
+    char path[MAXPGPATH];
     file_path(MyDatabaseId, prepare_gid, path);
-    snprintf(temp, sizeof temp, "%s.tmp", path);
-    int fd = OpenTransientFile(temp, O_CREAT | O_TRUNC | O_WRONLY | PG_BINARY);
-    if (fd < 0) ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not create file \"%s\": %m", temp)));
-    write_all(fd, temp, bytes.data(), bytes.size());
-    if (pg_fsync(fd) != 0)
-        ereport(data_sync_elevel(ERROR), (errcode_for_file_access(), errmsg("pg_memo could not fsync file \"%s\": %m", temp)));
-    CloseTransientFile(fd);
-    durable_rename(temp, path, ERROR);
+    write_durably(path, bytes.data(), bytes.size());
     strlcpy(saved_path, path, sizeof saved_path);
     saved_file = true;
+}
+
+void note_inherited_prepared_transactions() {
+    uint32_t horizon = XidFromFullTransactionId(ReadNextFullTransactionId());
+    // In the startup process, an error would stop the server: a failed
+    // write is logged instead (the disk is then the lesser problem).
+    MemoryContext context = CurrentMemoryContext;
+    PG_TRY();
+    {
+        write_durably(kInheritedFile, reinterpret_cast<const unsigned char *>(&horizon), sizeof horizon);
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(context);
+        EmitErrorReport();
+        FlushErrorState();
+    }
+    PG_END_TRY();
 }
 
 void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *arg) {
@@ -131,12 +195,21 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
     file_path(MyDatabaseId, stmt.gid, path);
     PreparedMarks marks;
     Found found = load(path, stmt.gid, &marks);
+    TransactionId inherited_xid = InvalidTransactionId;
     if (found == Found::Damaged) {
         // Never expected (written whole and synced, checksummed): every
         // counter is announced and bumped, so nothing stale is served.
         ereport(WARNING, (errmsg("pg_memo: the state file of prepared transaction \"%s\" is damaged", stmt.gid),
                           errdetail("Every cached result is invalidated at its commit instead.")));
-        marks.xid = InvalidTransactionId;
+    } else if (found == Found::None && stmt.kind == TRANS_STMT_COMMIT_PREPARED &&
+               inherited_prepared_transaction(stmt.gid, &inherited_xid)) {
+        // Prepared before a promotion or a restore: its file, if it had
+        // one, stayed with the server that prepared it.
+        found = Found::Damaged;
+        marks.xid = inherited_xid;
+    }
+    if (found == Found::Damaged) {
+        if (!TransactionIdIsValid(inherited_xid)) marks.xid = InvalidTransactionId;
         marks.slots.resize(Generations::kSlots);
         for (uint32_t s = 0; s < Generations::kSlots; s++) marks.slots[s] = s;
     }

@@ -25,6 +25,12 @@ void forget_prepare_gid(bool prepared);
 // Nothing when the transaction marked nothing.
 void save_prepared_marks(TransactionId xid, const uint32_t *slots, uint32_t nslots);
 
+// At the end of an archive recovery (promotion, a restored backup): the
+// prepared transactions recovered may have been prepared by another server,
+// whose state files are not here. Their COMMIT PREPARED announces and bumps
+// every counter.
+void note_inherited_prepared_transactions();
+
 // COMMIT PREPARED or ROLLBACK PREPARED: runs `finish` (PostgreSQL's own
 // statement) between the announcement and the bump of the prepared
 // transaction's counters.

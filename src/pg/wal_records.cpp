@@ -8,6 +8,7 @@
 // Generations). The primary's `state_logged_at` is claimed by compare and
 // swap, so at most one backend writes each STATE record.
 #include "wal_records.hpp"
+#include "two_phase.hpp"
 
 extern "C" {
 #include "access/rmgr.h"
@@ -239,6 +240,7 @@ void memo_startup() {
 // End of recovery (promotion, or the end of crash recovery): this server
 // is a primary from here, and every commit it sees is its own.
 void memo_cleanup() {
+    if (ArchiveRecoveryRequested) note_inherited_prepared_transactions();
     TimestampTz now = GetCurrentTimestamp();
     while (npending > 0) finish(0, TransactionIdDidCommit(pending[0].xid), now);
     if (!replay->serving.load(std::memory_order_relaxed)) {

@@ -14,7 +14,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use MemoTest;
 
-my $node = memo_node('tpc', conf => "max_prepared_transactions = 10\n");
+my $node = memo_node('tpc', init => [allows_streaming => 1], conf => "max_prepared_transactions = 10\n");
 $node->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo;
   CREATE TABLE t (id int PRIMARY KEY, v int);
@@ -145,5 +145,21 @@ check('count', 'ROLLBACK PREPARED after the crash: current');
 @files = grep { !/^\./ } do { opendir my $dh, $dir or die $!; readdir $dh };
 is(scalar @files, 0, 'every state file removed once its transaction ended');
 
+# 8. A transaction prepared on a primary, committed on its promoted standby
+# (which never had the primary's state file): the next read there sees it.
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('tpc_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
+$node->safe_psql('postgres', q{BEGIN; INSERT INTO t VALUES (999, 1000); PREPARE TRANSACTION 'failover'});
+$node->wait_for_catchup($standby, 'replay', $node->lsn('insert'));
 $node->stop;
+$standby->promote;
+my @sq = @{ $q{count} };
+$standby->safe_psql('postgres', $sq[0]) for 1 .. 2;  # an entry while still prepared
+is($standby->safe_psql('postgres', $sq[0]), $standby->safe_psql('postgres', $sq[1]), 'promoted, still prepared: current');
+$standby->safe_psql('postgres', q{COMMIT PREPARED 'failover'});
+is($standby->safe_psql('postgres', $sq[0]), $standby->safe_psql('postgres', $sq[1]),
+   'COMMIT PREPARED on the promoted standby of a transaction prepared on the primary: seen');
+$standby->stop;
 done_testing();
