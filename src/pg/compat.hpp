@@ -2,9 +2,9 @@
 // port to another major version touches this file (PG_VERSION_NUM guards).
 // Include after pg_memo.hpp (inside the glue, never from the core).
 //
-// Built and tested on PostgreSQL 15 only so far; the branches for 16 and
-// later follow those versions' documented APIs and are compiled when the
-// port to 17 and 18 is done.
+// Built and tested on PostgreSQL 15, 17 and 18 (scripts/test.sh,
+// scripts/test-all-versions.sh); the branches for 16 follow its documented
+// APIs and are compiled with 17's.
 #pragma once
 
 extern "C" {
@@ -15,6 +15,7 @@ extern "C" {
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
 #include "utils/guc_tables.h"
+#include "utils/wait_event.h"
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
 #endif
@@ -120,6 +121,31 @@ inline char **compat_string_setting_variable(const char *name) {
         if (settings[i]->vartype == PGC_STRING && pg_strcasecmp(settings[i]->name, name) == 0)
             return reinterpret_cast<struct config_string *>(settings[i])->variable;
     return nullptr;
+}
+
+// The wait events of pg_memo's own waits. From 17 on, pg_memo's own names in
+// pg_stat_activity.wait_event (type Extension), registered on first use in
+// each backend (WaitEventExtensionNew takes a lock: call it before a sleep,
+// never inside a critical section); before 17, the generic "Extension".
+inline uint32 compat_wait_event(uint32 *cache, const char *name) {
+#if PG_VERSION_NUM >= 170000
+    if (*cache == 0) *cache = WaitEventExtensionNew(name);
+    return *cache;
+#else
+    (void)cache;
+    (void)name;
+    return PG_WAIT_EXTENSION;
+#endif
+}
+// A backend waiting on another backend's flight (the same call, computing).
+inline uint32 compat_flight_wait_event() {
+    static uint32 event = 0;
+    return compat_wait_event(&event, "pg_memo flight");
+}
+// A miss waiting for a commit in progress on what it reads.
+inline uint32 compat_commit_wait_event() {
+    static uint32 event = 0;
+    return compat_wait_event(&event, "pg_memo commit");
 }
 
 // PostgreSQL 15's tree walkers take an untyped function pointer.
