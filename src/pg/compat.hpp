@@ -11,7 +11,9 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_subscription_rel.h"
 #include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
 #include "utils/guc_tables.h"
@@ -148,10 +150,26 @@ inline uint32 compat_commit_wait_event() {
     return compat_wait_event(&event, "pg_memo commit");
 }
 
-// PostgreSQL 15's tree walkers take an untyped function pointer.
+// Every table a subscription replicates, whatever its state
+// (SubscriptionRelState). PostgreSQL 16 added the not_ready filter.
+inline List *compat_subscription_relations(Oid subid) {
+#if PG_VERSION_NUM >= 160000
+    return GetSubscriptionRelations(subid, false);
+#else
+    return GetSubscriptionRelations(subid);
+#endif
+}
+
+// PostgreSQL 15's tree walkers take an untyped function pointer; 16's
+// a typed one.
+#if PG_VERSION_NUM >= 160000
+using TreeWalker = tree_walker_callback;
+inline TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) { return walker; }
+#else
 using TreeWalker = bool (*)();
 inline TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) {
     return reinterpret_cast<TreeWalker>(reinterpret_cast<void (*)()>(walker));
 }
+#endif
 
 }  // namespace pgmemo
