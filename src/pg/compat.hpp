@@ -74,6 +74,18 @@ inline RelationPermission compat_relation_permission(const Query *query, RangeTb
 #endif
 }
 
+// Whether a range table entry of a rewritten query names a relation whose
+// permissions the executor checks. From 16 on, the rewriter turns a view's
+// entry into an RTE_SUBQUERY that keeps the view's relid, relkind and
+// RTEPermissionInfo (15 kept them in an extra RTE_RELATION inside the
+// view's subquery instead).
+inline bool compat_rte_names_relation(const RangeTblEntry *rte) {
+#if PG_VERSION_NUM >= 160000
+    if (rte->rtekind == RTE_SUBQUERY && rte->relkind == RELKIND_VIEW && OidIsValid(rte->relid)) return true;
+#endif
+    return rte->rtekind == RTE_RELATION;
+}
+
 // The executor's own check of SELECT privileges (table and columns), as
 // the current user, against the catalogs as they are now. False if any
 // fails.
