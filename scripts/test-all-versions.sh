@@ -127,6 +127,12 @@ unmount_roots() {
 trap unmount_roots EXIT
 make_root() {  # MAJOR: $CACHE/root-MAJOR with Debian's postgresql-MAJOR
   local major=$1 root=$CACHE/root-$1 uri
+  # What the suites need there (gdb: test/t/015).
+  local packages="postgresql-$major,postgresql-server-dev-$major,libicu-dev,libboost-dev,libipc-run-perl,g++,make,libxxhash-dev,gdb"
+  if [ -f "$root/.ready" ] && [ "$(cat "$root/.ready")" != "$packages" ]; then
+    chroot "$root" apt-get install -y -qq ${packages//,/ } >"$CACHE/root-$major.log" 2>&1 &&
+      echo "$packages" >"$root/.ready"
+  fi
   if [ ! -f "$root/.ready" ]; then
     command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
     uri=$(awk '/^URIs:/ && !/security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
@@ -134,9 +140,9 @@ make_root() {  # MAJOR: $CACHE/root-MAJOR with Debian's postgresql-MAJOR
     echo "PostgreSQL $major: making a $(suite_of "$major") root with Debian's packages in $root"
     rm -rf "$root"
     nice -n 19 debootstrap --variant=minbase \
-      --include="postgresql-$major,postgresql-server-dev-$major,libicu-dev,libboost-dev,libipc-run-perl,g++,make,libxxhash-dev" \
+      --include="$packages" \
       "$(suite_of "$major")" "$root" "$uri" >"$CACHE/root-$major.log" 2>&1 || { tail -20 "$CACHE/root-$major.log"; return 1; }
-    touch "$root/.ready"
+    echo "$packages" >"$root/.ready"
   fi
   if ! mountpoint -q "$root/proc"; then
     mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" || return 1
@@ -212,7 +218,8 @@ test_version() {  # MAJOR PG_CONFIG ROOT(or empty)
       count_installcheck "$log" $rc
       if [ $rc -ne 0 ]; then
         find "$copy/$dir" -maxdepth 1 -name regression.diffs -exec head -150 {} \;
-        [ $kind = TAP ] && find "$copy/$dir" -path '*tmp_check/log/*' -name 'regress_log_*' -exec tail -30 {} \; 2>/dev/null | head -150
+        [ $kind = TAP ] && find "$copy/$dir" -path '*tmp_check/log/*' -name 'regress_log_*' \
+          -exec grep -H -B4 -E '^\[[0-9:.]+\]\([0-9.]+s\) not ok|Looks like your test exited' {} \; 2>/dev/null | head -150
       fi
     done
   done

@@ -585,7 +585,10 @@ my @probes = (
         setup  => 'CREATE ROLE adv_nig; CREATE ROLE adv_ni IN ROLE adv_nig;' . tab('adv_nit', 3)
           . ' GRANT SELECT ON adv_nit TO adv_nig;',
         kind   => 'count', query => 'SELECT * FROM adv_nit',
-        change => 'ALTER ROLE adv_ni NOINHERIT;' },
+        # From 16 on, inheritance is an option of each grant: NOINHERIT on
+        # the role changes only the default of later grants.
+        change => $node->pg_version >= 16 ? 'GRANT adv_nig TO adv_ni WITH INHERIT FALSE;'
+                                          : 'ALTER ROLE adv_ni NOINHERIT;' },
     {   name   => 'priv.pg_read_all_data_revoked',
         role   => 'adv_rad',
         setup  => q{
