@@ -78,7 +78,9 @@ fetch_source() {  # MAJOR: prints the source folder, or fails
 }
 
 # ---- PostgreSQL from source ---------------------------------------------------
-CONFIGURE_OPTS=(--enable-tap-tests --without-llvm --enable-debug)
+# libxml: the privileges suite caches xmlelement and xmlparse calls;
+# libxslt and uuid for the contrib modules that need them (xml2, uuid-ossp).
+CONFIGURE_OPTS=(--enable-tap-tests --without-llvm --enable-debug --with-libxml --with-libxslt --with-uuid=e2fs)
 build_pg() {  # MAJOR SOURCE_DIR: installs into $CACHE/pgMAJOR once
   local major=$1 srcdir=$2 prefix=$CACHE/pg$1 opts
   opts=("${CONFIGURE_OPTS[@]}")
@@ -88,6 +90,9 @@ build_pg() {  # MAJOR SOURCE_DIR: installs into $CACHE/pgMAJOR once
     echo "PostgreSQL $major: cached in $prefix"
     return 0
   fi
+  for f in /usr/include/libxml2/libxml/parser.h /usr/include/libxslt/xslt.h /usr/include/uuid/uuid.h; do
+    [ -f "$f" ] || { echo "PostgreSQL $major needs libxml2-dev, libxslt1-dev and uuid-dev" >&2; return 1; }
+  done
   for tool in bison flex; do
     command -v $tool >/dev/null || { echo "PostgreSQL $major needs $tool (apt-get install bison flex)" >&2; return 1; }
   done
