@@ -222,7 +222,7 @@ test_version() {  # MAJOR PG_CONFIG ROOT(or empty)
       rc=$?
       count_installcheck "$log" $rc
       if [ $rc -ne 0 ]; then
-        find "$copy/$dir" -maxdepth 1 -name regression.diffs -exec head -150 {} \;
+        [ $kind = pg_regress ] && find "$copy/$dir" -maxdepth 1 -name regression.diffs -exec head -150 {} \;
         [ $kind = TAP ] && find "$copy/$dir" -path '*tmp_check/log/*' -name 'regress_log_*' \
           -exec grep -H -B4 -E '^\[[0-9:.]+\]\([0-9.]+s\) not ok|Looks like your test exited' {} \; 2>/dev/null | head -150
       fi
