@@ -426,7 +426,7 @@ bool collect_walker(Node *node, void *context) {
     }
     if (IsA(node, RangeTblEntry)) {
         auto *rte = reinterpret_cast<RangeTblEntry *>(node);
-        if (rte->rtekind == RTE_RELATION) add_relation(c, rte);
+        if (compat_rte_names_relation(rte)) add_relation(c, rte);
         return false;
     }
     if (IsA(node, Var)) {

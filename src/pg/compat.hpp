@@ -2,19 +2,22 @@
 // port to another major version touches this file (PG_VERSION_NUM guards).
 // Include after pg_memo.hpp (inside the glue, never from the core).
 //
-// Built and tested on PostgreSQL 15 only so far; the branches for 16 and
-// later follow those versions' documented APIs and are compiled when the
-// port to 17 and 18 is done.
+// Built and tested on PostgreSQL 15, 17 and 18 (scripts/test.sh,
+// scripts/test-all-versions.sh); the branches for 16 follow its documented
+// APIs and are compiled with 17's.
 #pragma once
 
 extern "C" {
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_subscription_rel.h"
 #include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
 #include "utils/guc_tables.h"
+#include "utils/wait_event.h"
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
 #endif
@@ -71,6 +74,18 @@ inline RelationPermission compat_relation_permission(const Query *query, RangeTb
 #endif
 }
 
+// Whether a range table entry of a rewritten query names a relation whose
+// permissions the executor checks. From 16 on, the rewriter turns a view's
+// entry into an RTE_SUBQUERY that keeps the view's relid, relkind and
+// RTEPermissionInfo (15 kept them in an extra RTE_RELATION inside the
+// view's subquery instead).
+inline bool compat_rte_names_relation(const RangeTblEntry *rte) {
+#if PG_VERSION_NUM >= 160000
+    if (rte->rtekind == RTE_SUBQUERY && rte->relkind == RELKIND_VIEW && OidIsValid(rte->relid)) return true;
+#endif
+    return rte->rtekind == RTE_RELATION;
+}
+
 // The executor's own check of SELECT privileges (table and columns), as
 // the current user, against the catalogs as they are now. False if any
 // fails.
@@ -122,10 +137,51 @@ inline char **compat_string_setting_variable(const char *name) {
     return nullptr;
 }
 
-// PostgreSQL 15's tree walkers take an untyped function pointer.
+// The wait events of pg_memo's own waits. From 17 on, pg_memo's own names in
+// pg_stat_activity.wait_event (type Extension), registered on first use in
+// each backend (WaitEventExtensionNew takes a lock: call it before a sleep,
+// never inside a critical section); before 17, the generic "Extension".
+inline uint32 compat_wait_event(uint32 *cache, const char *name) {
+#if PG_VERSION_NUM >= 170000
+    if (*cache == 0) *cache = WaitEventExtensionNew(name);
+    return *cache;
+#else
+    (void)cache;
+    (void)name;
+    return PG_WAIT_EXTENSION;
+#endif
+}
+// A backend waiting on another backend's flight (the same call, computing).
+inline uint32 compat_flight_wait_event() {
+    static uint32 event = 0;
+    return compat_wait_event(&event, "pg_memo flight");
+}
+// A miss waiting for a commit in progress on what it reads.
+inline uint32 compat_commit_wait_event() {
+    static uint32 event = 0;
+    return compat_wait_event(&event, "pg_memo commit");
+}
+
+// Every table a subscription replicates, whatever its state
+// (SubscriptionRelState). PostgreSQL 16 added the not_ready filter.
+inline List *compat_subscription_relations(Oid subid) {
+#if PG_VERSION_NUM >= 160000
+    return GetSubscriptionRelations(subid, false);
+#else
+    return GetSubscriptionRelations(subid);
+#endif
+}
+
+// PostgreSQL 15's tree walkers take an untyped function pointer; 16's
+// a typed one.
+#if PG_VERSION_NUM >= 160000
+using TreeWalker = tree_walker_callback;
+inline TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) { return walker; }
+#else
 using TreeWalker = bool (*)();
 inline TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) {
     return reinterpret_cast<TreeWalker>(reinterpret_cast<void (*)()>(walker));
 }
+#endif
 
 }  // namespace pgmemo

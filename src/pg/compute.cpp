@@ -40,6 +40,7 @@ extern "C" {
 
 #include "analysis.hpp"
 #include "catalog_changes.hpp"
+#include "compat.hpp"
 #include "delta_apply.hpp"
 #include "invalidation.hpp"
 #include "result_format.hpp"
@@ -255,6 +256,7 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
 void wait_for_commits_in_progress(const DepStamp *deps, uint32_t ndeps) {
     Generations &gens = shared_state().gens;
     if (guc_commit_wait_ms <= 0 || !gens.any_commit_pending(deps, ndeps)) return;
+    const uint32 wait_event = compat_commit_wait_event();
     instr_time start;
     INSTR_TIME_SET_CURRENT(start);
     do {
@@ -266,7 +268,7 @@ void wait_for_commits_in_progress(const DepStamp *deps, uint32_t ndeps) {
         // The committer signals no one (its bump must stay cheap): poll
         // every millisecond, interruptibly.
         (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, Min(remaining, 1L),
-                        PG_WAIT_EXTENSION);
+                        wait_event);
         ResetLatch(MyLatch);
         CHECK_FOR_INTERRUPTS();
     } while (gens.any_commit_pending(deps, ndeps));

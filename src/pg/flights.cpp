@@ -29,6 +29,7 @@
 //     that re-enters its own key gets an error.
 #include "delta_apply.hpp"
 #include "memoize.hpp"
+#include "compat.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -260,6 +261,7 @@ WaitOutcome wait_for_flight(uint32_t stats_slot, instr_time deadline_start, long
     instr_time started;
     INSTR_TIME_SET_CURRENT(started);
     WaitOutcome outcome = WaitOutcome::Settled;
+    const uint32 wait_event = compat_flight_wait_event();  // before the sleep: it may take a lock
 
     ConditionVariablePrepareToSleep(cv);
     for (;;) {
@@ -277,7 +279,7 @@ WaitOutcome wait_for_flight(uint32_t stats_slot, instr_time deadline_start, long
         }
         // Interruptible: cancel, statement_timeout and termination end the
         // wait with their usual error (see memoize_in_flight's PG_CATCH).
-        ConditionVariableTimedSleep(cv, remaining, PG_WAIT_EXTENSION);
+        ConditionVariableTimedSleep(cv, remaining, wait_event);
     }
     ConditionVariableCancelSleep();
 

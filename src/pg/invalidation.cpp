@@ -42,6 +42,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 #include "catalog_changes.hpp"
 #include "delta_capture.hpp"
 #include "memoize.hpp"
+#include "compat.hpp"
 #include "two_phase.hpp"
 #include "wal_records.hpp"
 
@@ -119,7 +120,7 @@ void mark_subscription_relations() {
     // transaction's start is the earliest they can have become visible.
     commit_began_at = GetCurrentTransactionStartTimestamp();
     ListCell *lc;
-    foreach (lc, GetSubscriptionRelations(MyLogicalRepWorker->subid)) {
+    foreach (lc, compat_subscription_relations(MyLogicalRepWorker->subid)) {
         auto *state = static_cast<SubscriptionRelState *>(lfirst(lc));
         mark_written(relation_slot(state->relid));
     }

@@ -56,6 +56,11 @@ my $count = q{SELECT memo.count('%s', 'SELECT * FROM emp WHERE scope = $1', '{%s
     waiting_on_flight($waiters);
     is($node->safe_psql('postgres', q{SELECT waiters FROM memo.flights WHERE cache_name = 'one'}),
         $waiters, 'memo.flights shows the waiters');
+    # From PostgreSQL 17 on, pg_memo names its own wait event.
+    my $event = $node->pg_version >= 17 ? 'pg_memo flight' : 'Extension';
+    is($node->safe_psql('postgres', q{SELECT string_agg(DISTINCT wait_event, ',') FROM pg_stat_activity
+                                      WHERE wait_event_type = 'Extension'}),
+        $event, "the waiters show the wait event $event");
     $blocker->query_safe('COMMIT');
     $blocker->quit;
     my @results = map { (finish_call($_->[0]))[0] } ($leader ? [$leader] : (), @w);
