@@ -194,6 +194,25 @@ sub compare_in {
 # Runs a probe; returns its checks: hashes with phase, session, memo,
 # direct, verdict, note. A step that fails (setup, change) is a check with
 # verdict 'broken'.
+# Ends W's open transaction: COMMIT or ROLLBACK, or with ADV_TWO_PHASE set,
+# PREPARE TRANSACTION, then $while_prepared, then COMMIT PREPARED or
+# ROLLBACK PREPARED from a new session. Returns false only when PostgreSQL
+# refused the PREPARE (the transaction is rolled back then).
+my $prepared_count = 0;
+sub finish_transaction {
+    my ($node, $w, $commit, $while_prepared) = @_;
+    if (!$ENV{ADV_TWO_PHASE}) {
+        run_sql($w, $commit ? 'COMMIT' : 'ROLLBACK', $commit ? 'COMMIT' : 'ROLLBACK');
+        return 1;
+    }
+    my $gid = sprintf 'adv_%d_%d', $$, ++$prepared_count;
+    $w->query("PREPARE TRANSACTION '$gid'");
+    return 0 if ($w->{stderr} // '') =~ /ERROR/;
+    $while_prepared->();
+    $node->safe_psql('postgres', ($commit ? 'COMMIT' : 'ROLLBACK') . " PREPARED '$gid'");
+    return 1;
+}
+
 sub adv_run_probe {
     my ($node, $p) = @_;
     my @checks;
@@ -240,12 +259,20 @@ sub adv_run_probe {
             run_sql($w, $p->{change}, 'change (during)');
             $round->('during', 'W', $w, 1, %after_change);
             $round->('during', 'R', $r, 0, %refuse);
-            run_sql($w, 'ROLLBACK', 'ROLLBACK');
+            # ADV_TWO_PHASE (by hand): the transaction is prepared, compared
+            # from R while prepared, and finished from another session.
+            finish_transaction($node, $w, 0, sub { $round->('prepared', 'R', $r, 0, %refuse) });
             $round->('rollback', 'R', $r, 0, %refuse);
             $round->('rollback', 'W', $w, 1, %refuse);
             run_sql($w, 'BEGIN', 'BEGIN');
             run_sql($w, $p->{change}, 'change (commit)');
-            run_sql($w, 'COMMIT', 'COMMIT');
+            if (!finish_transaction($node, $w, 1, sub { $round->('prepared', 'R', $r, 0, %refuse) })) {
+                # PostgreSQL refused to prepare it (temporary objects, say):
+                # the change commits the ordinary way.
+                run_sql($w, 'BEGIN', 'BEGIN');
+                run_sql($w, $p->{change}, 'change (commit)');
+                run_sql($w, 'COMMIT', 'COMMIT');
+            }
         } else {
             run_sql($w, $p->{change}, 'change (outside a transaction)');
         }

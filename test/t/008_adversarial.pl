@@ -17,7 +17,7 @@ use Test::More;
 use MemoTest;
 use MemoAdversarial;
 
-my $node = memo_node('adversarial');
+my $node = memo_node('adversarial', conf => "max_prepared_transactions = 4\n");
 adv_install($node);
 
 my $has_icu = $node->safe_psql('postgres',
