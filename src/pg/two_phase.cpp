@@ -195,28 +195,29 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
     file_path(MyDatabaseId, stmt.gid, path);
     PreparedMarks marks;
     Found found = load(path, stmt.gid, &marks);
-    TransactionId inherited_xid = InvalidTransactionId;
+    bool commit = stmt.kind == TRANS_STMT_COMMIT_PREPARED;
+    // Without its marks, a commit announces and bumps every counter, so
+    // nothing stale is served.
+    bool every_counter = false;
     if (found == Found::Damaged) {
-        // Never expected (written whole and synced, checksummed): every
-        // counter is announced and bumped, so nothing stale is served.
+        // Never expected: written whole and synced, checksummed.
         ereport(WARNING, (errmsg("pg_memo: the state file of prepared transaction \"%s\" is damaged", stmt.gid),
                           errdetail("Every cached result is invalidated at its commit instead.")));
-    } else if (found == Found::None && stmt.kind == TRANS_STMT_COMMIT_PREPARED &&
-               inherited_prepared_transaction(stmt.gid, &inherited_xid)) {
+        every_counter = true;
+        marks.xid = InvalidTransactionId;
+    } else if (found == Found::None && commit && inherited_prepared_transaction(stmt.gid, &marks.xid)) {
         // Prepared before a promotion or a restore: its file, if it had
         // one, stayed with the server that prepared it.
-        found = Found::Damaged;
-        marks.xid = inherited_xid;
+        every_counter = true;
     }
-    if (found == Found::Damaged) {
-        if (!TransactionIdIsValid(inherited_xid)) marks.xid = InvalidTransactionId;
-        marks.slots.resize(Generations::kSlots);
-        for (uint32_t s = 0; s < Generations::kSlots; s++) marks.slots[s] = s;
-    }
-    if (found == Found::None || found == Found::Leftover || stmt.kind != TRANS_STMT_COMMIT_PREPARED) {
+    if (!commit || !(every_counter || found == Found::Marks)) {
         finish(arg);
         if (found != Found::None) (void)unlink(path);
         return;
+    }
+    if (every_counter) {
+        marks.slots.resize(Generations::kSlots);
+        for (uint32_t s = 0; s < Generations::kSlots; s++) marks.slots[s] = s;
     }
 
     // As a commit's pre-commit would: announced before the commit can be
