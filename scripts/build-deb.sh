@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Builds the Debian packages of pg_memo from debian/ (postgresql-15-pg-memo
-# and postgresql-15-pg-memo-directory, one pair per PostgreSQL version of
-# debian/pgversions, built with pg_buildext and debhelper), installs them,
+# Builds the Debian packages of pg_memo from debian/ (postgresql-NN-pg-memo
+# and postgresql-NN-pg-memo-directory, one pair per PostgreSQL version that
+# pg_buildext finds, built with pg_buildext and debhelper), installs them,
 # checks that their files are where PostgreSQL looks for them, and runs the
 # pg_regress suites of both extensions against the installed files.
 #
-# Usage (root, Debian 12):
+# Usage (root, Debian 12, or 13 for PostgreSQL 17):
 #   scripts/build-deb.sh [--build-only] [OUTPUT_DIR]
 # OUTPUT_DIR receives the .deb files (default: dist/ in the checkout).
 # --build-only: build and copy the packages, install nothing, run nothing.
 #
 # The build uses the git-tracked files of the checkout as they are in the
 # working tree (uncommitted edits to tracked files included, untracked files
-# left out), copied to a temporary folder. Missing build dependencies are
+# left out), copied to a temporary folder; a source tree that is not a git
+# checkout (an export of the tracked files: scripts/test-all-versions.sh in
+# a Debian root of another release) is copied whole. debian/control is
+# generated there for the PostgreSQL versions pg_buildext finds on this
+# machine (debian/pgversions: 15+). Missing build dependencies are
 # installed with apt-get build-dep. The packages stay installed afterwards
 # (remove with apt-get remove postgresql-15-pg-memo; that also removes the
 # same paths if a later `make install` wrote them). The TAP suites are not
@@ -49,27 +53,28 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "scripts/build-deb.sh: run as root (it installs packages)" >&2
   exit 2
 fi
-if ! git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
-  echo "scripts/build-deb.sh: $SRC is not a git checkout (the package is built from its tracked files)" >&2
-  exit 2
-fi
 WORK=$(mktemp -d /tmp/pg_memo_deb.XXXXXX)
 chmod 755 "$WORK"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
 # --- 1. a clean copy of the tracked files -------------------------------------
-section "source: tracked files of $SRC"
 TREE="$WORK/pg-memo"
 mkdir "$TREE"
-(cd "$SRC" && git ls-files -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
-  tar -C "$TREE" -xf -
+if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+  section "source: tracked files of $SRC"
+  (cd "$SRC" && git ls-files -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
+    tar -C "$TREE" -xf -
+else
+  section "source: $SRC (not a git checkout: every file)"
+  tar -C "$SRC" -cf - . | tar -C "$TREE" -xf -
+fi
 if [ ! -f "$TREE/debian/control.in" ]; then
-  echo "debian/ is not tracked in $SRC"
+  echo "no debian/control.in in $SRC"
   not_ok "source copied"
   finish
 fi
-ok "source copied ($(cd "$SRC" && git ls-files | wc -l) files, version $(cd "$TREE" && dpkg-parsechangelog -SVersion 2>/dev/null))"
+ok "source copied ($(find "$TREE" -type f | wc -l) files, version $(cd "$TREE" && dpkg-parsechangelog -SVersion 2>/dev/null))"
 
 # --- 2. build dependencies and build ---------------------------------------
 section "build dependencies"
@@ -89,6 +94,18 @@ else
     not_ok "build dependencies installed"
     finish
   fi
+fi
+
+section "debian/control for the PostgreSQL versions here"
+# pg_buildext: debian/pgversions (15+) against the versions this release
+# supports; the committed debian/control is the one for Debian 12 (15).
+VERSIONS=$(cd "$TREE" && pg_buildext supported-versions | paste -sd' ')
+if [ -n "$VERSIONS" ] && (cd "$TREE" && pg_buildext updatecontrol) >"$WORK/control.log" 2>&1; then
+  ok "debian/control for PostgreSQL $VERSIONS: $(cd "$TREE" && dh_listpackages 2>/dev/null | paste -sd' ')"
+else
+  cat "$WORK/control.log" 2>/dev/null
+  not_ok "debian/control for the versions pg_buildext finds (none: is postgresql-server-dev-NN installed?)"
+  finish
 fi
 
 section "dpkg-buildpackage -us -uc -b"

@@ -6,13 +6,18 @@
 # and neither server may log a crash.
 #
 #   scripts/pg-regress-compare.sh            # as root; pg_memo installed
+#   PG_CONFIG=/path/to/pg_config PG_REGRESS_SOURCE=/path/to/postgresql-NN \
+#     scripts/pg-regress-compare.sh          # another server, a given suite
 #
 # The suite comes from the Debian source package of the installed major
 # version (apt-get source, with a deb-src line derived from the system's
 # apt sources, in a private sources list: the system's is not changed),
 # kept in a cache folder outside the checkout ($PG_MEMO_CACHE, default
-# /var/cache/pg_memo) between runs. The source's minor version may differ
-# from the server's: tests that fail for that reason fail in both runs.
+# /var/cache/pg_memo) between runs; PG_REGRESS_SOURCE names a PostgreSQL
+# source tree of the same major version to take it from instead
+# (scripts/test-all-versions.sh: the tree a version was built from). The
+# source's minor version may differ from the server's: tests that fail for
+# that reason fail in both runs.
 # regress.so, refint.so and autoinc.so are built with PGXS. Each run takes
 # a minute or two on 2 cores. Exits 0 when the runs agree, 1 otherwise.
 set -euo pipefail
@@ -29,7 +34,10 @@ trap 'rm -rf "$WORK"' EXIT
 [ -f "$("$PG_CONFIG" --pkglibdir)/pg_memo.so" ] || { echo "pg_memo is not installed: run scripts/build.sh" >&2; exit 2; }
 
 # ---- the suite's sources, once ----------------------------------------------
-source_dir() { find "$CACHE" -maxdepth 1 -type d -name "postgresql-$MAJOR-*" 2>/dev/null | sort | tail -1; }
+source_dir() {
+  if [ -n "${PG_REGRESS_SOURCE:-}" ]; then echo "$PG_REGRESS_SOURCE"; return; fi
+  find "$CACHE" -maxdepth 1 -type d -name "postgresql-$MAJOR-*" 2>/dev/null | sort | tail -1
+}
 if [ -z "$(source_dir)" ]; then
   mkdir -p "$CACHE/lists/partial"
   uris=$(awk '/^URIs:/ {print $2}' /etc/apt/sources.list.d/*.sources 2>/dev/null | sort -u)
@@ -71,6 +79,8 @@ run() {  # NAME CONFIG_LINE: the schedule on a temporary instance
   grep -E '^(not ok|test |     |parallel group).*FAILED|^not ok' "$dir/output.txt" |
     sed -E 's/^(not ok [0-9]+ +- +|test +| +)//; s/ .*//' | sort -u >"$dir/failed.txt" || true
   [ -f "$dir/regression.diffs" ] && sed -E '/^(diff|---|\+\+\+) /d' "$dir/regression.diffs" >"$dir/diffs.txt" || : >"$dir/diffs.txt"
+  # Tests run: "test x ... ok" / "     x ... ok" (15), "ok 1 - x" / "not ok 2 + x" (16+).
+  grep -cE '^(not )?ok [0-9]+ |^(test | +)[a-z0-9_]+ +\.\.\. ' "$dir/output.txt" >"$dir/ran.txt" || true
   grep -E 'terminated by signal|was terminated|PANIC|server process .* exited' "$dir/log/postmaster.log" \
     >"$dir/crashes.txt" 2>/dev/null || true
 }
@@ -79,9 +89,12 @@ run preloaded "shared_preload_libraries = 'pg_memo'"
 
 plain=$WORK/run_plain preloaded=$WORK/run_preloaded
 echo "PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}'), regression suite of $(basename "$PGSRC")"
-echo "plain:     $(wc -l <"$plain/failed.txt") failed: $(paste -sd' ' "$plain/failed.txt")"
-echo "preloaded: $(wc -l <"$preloaded/failed.txt") failed: $(paste -sd' ' "$preloaded/failed.txt")"
+echo "plain:     $(cat "$plain/ran.txt") tests, $(wc -l <"$plain/failed.txt") failed: $(paste -sd' ' "$plain/failed.txt")"
+echo "preloaded: $(cat "$preloaded/ran.txt") tests, $(wc -l <"$preloaded/failed.txt") failed: $(paste -sd' ' "$preloaded/failed.txt")"
 status=0
+if [ "$(cat "$plain/ran.txt")" -lt 100 ] || [ "$(cat "$plain/ran.txt")" != "$(cat "$preloaded/ran.txt")" ]; then
+  echo "the runs did not both run the whole schedule:"; tail -20 "$plain/output.txt" "$preloaded/output.txt"; status=1
+fi
 if ! diff -q "$plain/failed.txt" "$preloaded/failed.txt" >/dev/null; then
   echo "DIFFERENT failures:"; diff "$plain/failed.txt" "$preloaded/failed.txt" || true; status=1
 elif ! diff -q "$plain/diffs.txt" "$preloaded/diffs.txt" >/dev/null; then

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # pg_memo's tests on PostgreSQL 17 and 18 (scripts/test.sh stays the fast,
 # 15-only command): the core's unit tests once, then for each version the
-# pg_regress and TAP suites of pg_memo and of pg_memo_directory, on
-# temporary instances of that version. Ends with "N passed, N failed" over
-# all versions; exits non-zero on any failure. Run as root.
+# pg_regress and TAP suites of pg_memo and of pg_memo_directory (the TAP
+# suites include the upgrade test and the consistency checker's CI mode) on
+# temporary instances of that version, PostgreSQL's own regression suite
+# plain and with pg_memo preloaded (scripts/pg-regress-compare.sh) and the
+# Debian package (scripts/build-deb.sh) where that version has what each
+# needs (below). Ends with "N passed, N failed, N skipped" over all
+# versions, each skip with its reason; exits non-zero on any failure. Run
+# as root.
 #
 #   scripts/test-all-versions.sh            # 17 and 18
 #   scripts/test-all-versions.sh 18         # one version
@@ -22,6 +27,11 @@
 # ($PG_MEMO_CACHE/root-NN, made with debootstrap, with Debian's own
 # postgresql-NN and postgresql-server-dev-NN): pg_memo is built and
 # installed there, never into the system's PostgreSQL.
+#
+# PostgreSQL's regression suite comes from the source a version is built
+# from, so it is compared only there; the Debian package is built only where
+# pg_buildext finds the version, that is in a root with Debian's packages
+# (scripts/test.sh does both for the system's 15).
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${PG_MEMO_CACHE:-/var/cache/pg_memo}
@@ -31,8 +41,10 @@ WORK=$(mktemp -d /tmp/pg_memo_versions.XXXXXX)
 chmod 755 "$WORK"
 passed=0
 failed=0
+SKIPPED=()
 section() { printf '\n=== %s\n' "$*"; }
 count() { passed=$((passed + $1)); failed=$((failed + $2)); }
+skip() { echo "skipped: $*"; SKIPPED+=("$*"); }
 [ "$(id -u)" = 0 ] || { echo "run as root (the temporary clusters run as the postgres OS user)" >&2; exit 2; }
 
 suite_of() {  # the Debian suite whose source package has PostgreSQL $1
@@ -132,8 +144,9 @@ unmount_roots() {
 trap unmount_roots EXIT
 make_root() {  # MAJOR: $CACHE/root-MAJOR with Debian's postgresql-MAJOR
   local major=$1 root=$CACHE/root-$1 uri
-  # What the suites need there (gdb: test/t/015).
-  local packages="postgresql-$major,postgresql-server-dev-$major,libicu-dev,libboost-dev,libipc-run-perl,g++,make,libxxhash-dev,gdb"
+  # What the suites need there (gdb: test/t/015), and the Debian package's
+  # build dependencies (debian/control.in).
+  local packages="postgresql-$major,postgresql-server-dev-$major,libicu-dev,libboost-dev,libipc-run-perl,g++,make,libxxhash-dev,gdb,debhelper,dpkg-dev,postgresql-server-dev-all"
   if [ -f "$root/.ready" ] && [ "$(cat "$root/.ready")" != "$packages" ]; then
     chroot "$root" apt-get install -y -qq ${packages//,/ } >"$CACHE/root-$major.log" 2>&1 &&
       echo "$packages" >"$root/.ready"
@@ -230,6 +243,41 @@ test_version() {  # MAJOR PG_CONFIG ROOT(or empty)
   done
 }
 
+# PostgreSQL's regression suite, plain and preloaded, from the source tree a
+# version was built from.
+regress_compare() {  # MAJOR PG_CONFIG SOURCE_DIR
+  local log=$WORK/pg-regress-$1.log
+  section "PostgreSQL $1: PostgreSQL's regression suite, plain and with pg_memo preloaded"
+  PG_CONFIG=$2 PG_REGRESS_SOURCE=$3 PG_MEMO_CACHE=$CACHE bash "$SRC/scripts/pg-regress-compare.sh" >"$log" 2>&1
+  local rc=$?
+  cat "$log"
+  if [ $rc -eq 0 ]; then count 1 0; else count 0 1; fi
+}
+
+# The Debian package, built, installed and tested in a root where pg_buildext
+# finds the version: from the tracked files, as scripts/build-deb.sh does.
+deb_in_root() {  # MAJOR ROOT
+  local major=$1 root=$2 tree=/tmp/pg_memo_deb_src log=$WORK/deb-$1.log
+  section "PostgreSQL $major: the Debian package (scripts/build-deb.sh in $root)"
+  rm -rf "${root:?}$tree" && mkdir -p "$root$tree"
+  if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$SRC" && git ls-files -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$root$tree" -xf -
+  else
+    tar -C "$SRC" -cf - . | tar -C "$root$tree" -xf -
+  fi
+  chroot "$root" bash "$tree/scripts/build-deb.sh" /tmp/pg_memo_dist >"$log" 2>&1
+  local rc=$? summary
+  grep -E '^(ok|not ok) |^dpkg-deb: building' "$log"
+  summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
+  if [ -n "$summary" ]; then
+    count "${summary%% *}" "$(awk '{print $3}' <<<"$summary")"
+  fi
+  if [ $rc -ne 0 ]; then
+    tail -30 "$log"
+    [ -n "$summary" ] || count 0 1
+  fi
+}
+
 # --- 1. the core, without PostgreSQL -------------------------------------------
 section "core unit tests (ctest), once for every version"
 if cmake -S "$SRC" -B "$WORK/core" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$WORK/core.log" 2>&1 &&
@@ -250,6 +298,8 @@ for major in "${VERSIONS[@]}"; do
   if pgsrc=$(fetch_source "$major"); then
     if build_pg "$major" "$pgsrc"; then
       test_version "$major" "$CACHE/pg$major/bin/pg_config" ""
+      regress_compare "$major" "$CACHE/pg$major/bin/pg_config" "$pgsrc"
+      skip "PostgreSQL $major: the Debian package (built from source here, not installed from Debian's packages: pg_buildext does not find it)"
     else
       count 0 1
     fi
@@ -257,6 +307,8 @@ for major in "${VERSIONS[@]}"; do
     echo "PostgreSQL $major: no Debian source package reachable ($(grep -E '^E:' "$WORK/source-$major.log" 2>/dev/null | head -1)); Debian's binary packages in a root of their own instead"
     if make_root "$major"; then
       test_version "$major" "/usr/lib/postgresql/$major/bin/pg_config" "$CACHE/root-$major"
+      skip "PostgreSQL $major: PostgreSQL's regression suite (it comes from the postgresql-$major source package, which this mirror does not serve)"
+      deb_in_root "$major" "$CACHE/root-$major"
     else
       count 0 1
     fi
@@ -265,5 +317,6 @@ done
 
 section "summary"
 echo "logs in $WORK"
-echo "$passed passed, $failed failed"
+[ ${#SKIPPED[@]} -eq 0 ] || printf 'skipped: %s\n' "${SKIPPED[@]}"
+echo "$passed passed, $failed failed, ${#SKIPPED[@]} skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
