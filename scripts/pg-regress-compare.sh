@@ -71,10 +71,17 @@ run() {  # NAME CONFIG_LINE: the schedule on a temporary instance
   local dir=$WORK/run_$1
   mkdir -p "$dir" && chown postgres "$dir"
   printf '%s\n' "$2" >"$dir/extra.conf"
-  (cd "$dir" && runuser -u postgres -- "$PGXS_DIR/src/test/regress/pg_regress" \
+  # A run takes a minute or two; one that hangs is stopped after 20 (and
+  # its instance with it), and the comparison fails.
+  local rc=0
+  (cd "$dir" && timeout -k 30 1200 runuser -u postgres -- "$PGXS_DIR/src/test/regress/pg_regress" \
       --bindir="$BINDIR" --inputdir="$WORK/suite" --outputdir="$dir" --dlpath="$MODS" \
       --temp-instance="$dir/instance" --temp-config="$dir/extra.conf" \
-      --schedule="$WORK/suite/parallel_schedule" --max-concurrent-tests=20 >"$dir/output.txt" 2>&1) || true
+      --schedule="$WORK/suite/parallel_schedule" --max-concurrent-tests=20 >"$dir/output.txt" 2>&1) || rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    echo "$1: pg_regress did not finish in 20 minutes" >"$dir/timed_out.txt"
+    runuser -u postgres -- "$BINDIR/pg_ctl" -D "$dir/instance/data" stop -m immediate >/dev/null 2>&1 || true
+  fi
   # Failed tests, and each one's diff without its file names and dates.
   grep -E '^(not ok|test |     |parallel group).*FAILED|^not ok' "$dir/output.txt" |
     sed -E 's/^(not ok [0-9]+ +- +|test +| +)//; s/ .*//' | sort -u >"$dir/failed.txt" || true
@@ -103,6 +110,7 @@ else
   echo "the same failures with the same diffs"
 fi
 for r in plain preloaded; do
+  if [ -f "$WORK/run_$r/timed_out.txt" ]; then cat "$WORK/run_$r/timed_out.txt"; status=1; fi
   if [ -s "$WORK/run_$r/crashes.txt" ]; then echo "$r: the server logged a crash:"; cat "$WORK/run_$r/crashes.txt"; status=1; fi
 done
 exit $status
