@@ -6,9 +6,8 @@
 # temporary instances of that version, PostgreSQL's own regression suite
 # plain and with pg_memo preloaded (scripts/pg-regress-compare.sh) and the
 # Debian package (scripts/build-deb.sh) where that version has what each
-# needs (below). Ends with "N passed, N failed, N skipped" over all
-# versions, each skip with its reason; exits non-zero on any failure. Run
-# as root.
+# needs (below). Ends with "N passed, N failed" over all versions, after
+# each skip with its reason; exits non-zero on any failure. Run as root.
 #
 #   scripts/test-all-versions.sh            # 17 and 18
 #   scripts/test-all-versions.sh 18         # one version
@@ -318,5 +317,6 @@ done
 section "summary"
 echo "logs in $WORK"
 [ ${#SKIPPED[@]} -eq 0 ] || printf 'skipped: %s\n' "${SKIPPED[@]}"
-echo "$passed passed, $failed failed, ${#SKIPPED[@]} skipped"
+echo "${#SKIPPED[@]} skipped (above)"
+echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
