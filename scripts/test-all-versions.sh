@@ -155,7 +155,12 @@ make_root() {  # MAJOR: $CACHE/root-MAJOR with Debian's postgresql-MAJOR
     uri=$(awk '/^URIs:/ && !/security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
     [ -n "$uri" ] || uri=$(awk '$1 == "deb" && !/security/ {print $2; exit}' /etc/apt/sources.list)
     echo "PostgreSQL $major: making a $(suite_of "$major") root with Debian's packages in $root"
-    rm -rf "$root"
+    # A root left mounted by an interrupted run: its /dev is the system's.
+    umount -R "$root/dev" 2>/dev/null; umount "$root/proc" 2>/dev/null
+    if findmnt -rn -o TARGET | grep -q "^$root/"; then
+      echo "PostgreSQL $major: $root still has file systems mounted: not removed" >&2; return 1
+    fi
+    rm -rf --one-file-system "$root"
     nice -n 19 debootstrap --variant=minbase \
       --include="$packages" \
       "$(suite_of "$major")" "$root" "$uri" >"$CACHE/root-$major.log" 2>&1 || { tail -20 "$CACHE/root-$major.log"; return 1; }
