@@ -60,6 +60,9 @@ sub let_commit_finish {
     my ($r, $r_pid) = start_call($node, $count, setup => q{SET pg_memo.commit_wait_timeout = '5min'});
     wait_until($node, "SELECT wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $r_pid",
         'the miss to wait for the commit');
+    is($node->safe_psql('postgres', "SELECT wait_event FROM pg_stat_activity WHERE pid = $r_pid"),
+        $node->pg_version >= 17 ? 'pg_memo commit' : 'Extension',
+        "the waiting miss shows pg_memo's own wait event (17+)");
     is(computations(), '2', 'the miss is computing');
     let_commit_finish($w, $w_pid);
     like((finish_call($r))[0], qr/^\s*4\s*$/m, 'the waiting miss returns the committed row');
