@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Debian packages of pg_memo from debian/ (postgresql-NN-pg-memo
 # and postgresql-NN-pg-memo-directory, one pair per PostgreSQL version that
-# pg_buildext finds, built with pg_buildext and debhelper), installs them,
+# pg_buildext supports here, built with pg_buildext and debhelper), installs them,
 # checks that their files are where PostgreSQL looks for them, and runs the
 # pg_regress suites of both extensions against the installed files.
 #
@@ -15,10 +15,11 @@
 # left out), copied to a temporary folder; a source tree that is not a git
 # checkout (an export of the tracked files: scripts/test-all-versions.sh in
 # a Debian root of another release) is copied whole. debian/control is
-# generated there for the PostgreSQL versions pg_buildext finds on this
-# machine (debian/pgversions: 15+). Missing build dependencies are
+# generated there for the versions `pg_buildext supported-versions` gives:
+# debian/pgversions (15+) against the versions this Debian release supports
+# (postgresql-common: 15 on Debian 12, 17 on 13, 18 on sid). Missing build dependencies are
 # installed with apt-get build-dep. The packages stay installed afterwards
-# (remove with apt-get remove postgresql-15-pg-memo; that also removes the
+# (remove with apt-get remove postgresql-NN-pg-memo; that also removes the
 # same paths if a later `make install` wrote them). The TAP suites are not
 # run here (scripts/test.sh runs them). Ends with "N passed, M failed";
 # exits non-zero on any failure.
@@ -104,7 +105,7 @@ if [ -n "$VERSIONS" ] && (cd "$TREE" && pg_buildext updatecontrol) >"$WORK/contr
   ok "debian/control for PostgreSQL $VERSIONS: $(cd "$TREE" && dh_listpackages 2>/dev/null | paste -sd' ')"
 else
   cat "$WORK/control.log" 2>/dev/null
-  not_ok "debian/control for the versions pg_buildext finds (none: is postgresql-server-dev-NN installed?)"
+  not_ok "debian/control for the versions pg_buildext supports here (none of debian/pgversions)"
   finish
 fi
 

@@ -84,7 +84,7 @@ run() {  # NAME CONFIG_LINE: the schedule on a temporary instance
   fi
   # Failed tests, and each one's diff without its file names and dates.
   grep -E '^(not ok|test |     |parallel group).*FAILED|^not ok' "$dir/output.txt" |
-    sed -E 's/^(not ok [0-9]+ +- +|test +| +)//; s/ .*//' | sort -u >"$dir/failed.txt" || true
+    sed -E 's/^(not ok [0-9]+ +[-+] +|test +| +)//; s/ .*//' | sort -u >"$dir/failed.txt" || true
   [ -f "$dir/regression.diffs" ] && sed -E '/^(diff|---|\+\+\+) /d' "$dir/regression.diffs" >"$dir/diffs.txt" || : >"$dir/diffs.txt"
   # Tests run: "test x ... ok" / "     x ... ok" (15), "ok 1 - x" / "not ok 2 + x" (16+).
   grep -cE '^(not )?ok [0-9]+ |^(test | +)[a-z0-9_]+ +\.\.\. ' "$dir/output.txt" >"$dir/ran.txt" || true

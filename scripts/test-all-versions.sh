@@ -34,6 +34,10 @@
 set -uo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${PG_MEMO_CACHE:-/var/cache/pg_memo}
+mkdir -p "$CACHE"
+# One run at a time per cache: runs share its builds and roots.
+exec 9>"$CACHE/.lock"
+flock -w 7200 9 || { echo "another run holds $CACHE/.lock" >&2; exit 2; }
 VERSIONS=("$@")
 [ $# -eq 0 ] && VERSIONS=(17 18)
 WORK=$(mktemp -d /tmp/pg_memo_versions.XXXXXX)
@@ -146,10 +150,6 @@ make_root() {  # MAJOR: $CACHE/root-MAJOR with Debian's postgresql-MAJOR
   # What the suites need there (gdb: test/t/015), and the Debian package's
   # build dependencies (debian/control.in).
   local packages="postgresql-$major,postgresql-server-dev-$major,libicu-dev,libboost-dev,libipc-run-perl,g++,make,libxxhash-dev,gdb,debhelper,dpkg-dev,postgresql-server-dev-all"
-  if [ -f "$root/.ready" ] && [ "$(cat "$root/.ready")" != "$packages" ]; then
-    chroot "$root" apt-get install -y -qq ${packages//,/ } >"$CACHE/root-$major.log" 2>&1 &&
-      echo "$packages" >"$root/.ready"
-  fi
   if [ ! -f "$root/.ready" ]; then
     command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
     uri=$(awk '/^URIs:/ && !/security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
@@ -157,7 +157,7 @@ make_root() {  # MAJOR: $CACHE/root-MAJOR with Debian's postgresql-MAJOR
     echo "PostgreSQL $major: making a $(suite_of "$major") root with Debian's packages in $root"
     # A root left mounted by an interrupted run: its /dev is the system's.
     umount -R "$root/dev" 2>/dev/null; umount "$root/proc" 2>/dev/null
-    if findmnt -rn -o TARGET | grep -q "^$root/"; then
+    if findmnt -rn -o TARGET | grep "^$root/" >/dev/null; then
       echo "PostgreSQL $major: $root still has file systems mounted: not removed" >&2; return 1
     fi
     rm -rf --one-file-system "$root"
@@ -169,6 +169,16 @@ make_root() {  # MAJOR: $CACHE/root-MAJOR with Debian's postgresql-MAJOR
   if ! mountpoint -q "$root/proc"; then
     mount -t proc proc "$root/proc" && mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" || return 1
     ROOT_MOUNTED+=("$root")
+  fi
+  # A root made by an older version of this script: what it lacks.
+  if [ "$(cat "$root/.ready")" != "$packages" ]; then
+    echo "PostgreSQL $major: installing ${packages//,/ } in $root"
+    if chroot "$root" sh -c "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${packages//,/ }" \
+         >"$CACHE/root-$major.log" 2>&1; then
+      echo "$packages" >"$root/.ready"
+    else
+      tail -20 "$CACHE/root-$major.log"; return 1
+    fi
   fi
 }
 
@@ -263,7 +273,8 @@ regress_compare() {  # MAJOR PG_CONFIG SOURCE_DIR
 deb_in_root() {  # MAJOR ROOT
   local major=$1 root=$2 tree=/tmp/pg_memo_deb_src log=$WORK/deb-$1.log
   section "PostgreSQL $major: the Debian package (scripts/build-deb.sh in $root)"
-  rm -rf "${root:?}$tree" && mkdir -p "$root$tree"
+  # this and earlier runs' copies and build folders (build-deb.sh keeps its logs)
+  rm -rf "${root:?}$tree" "$root"/tmp/pg_memo_deb.* && mkdir -p "$root$tree"
   if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
     (cd "$SRC" && git ls-files -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$root$tree" -xf -
   else
