@@ -10,12 +10,12 @@ apt-get update -qq
 # the Debian package (scripts/build-deb.sh); prometheus-postgres-exporter and
 # curl serve scripts/test-exporter.sh; gdb makes an unreadable WAL record in
 # test/t/015 (skipped without it). scripts/test-all-versions.sh builds
-# PostgreSQL 18 from source (bison, flex, libicu-dev, libxml2-dev,
-# libxslt1-dev, uuid-dev, libreadline-dev, zlib1g-dev) and makes a Debian root
-# for 17 (debootstrap).
+# PostgreSQL 18 from source (bison, flex, pkgconf to find ICU, libicu-dev,
+# libxml2-dev, libxslt1-dev, uuid-dev, libreadline-dev, zlib1g-dev) and
+# makes a Debian root for 17 (debootstrap).
 apt-get install -y -qq --no-install-recommends \
   postgresql-15 postgresql-server-dev-15 libboost-dev libipc-run-perl \
   cmake g++ make libgtest-dev libbenchmark-dev libxxhash-dev dpkg-dev \
   debhelper postgresql-server-dev-all prometheus-postgres-exporter curl gdb \
-  bison flex libicu-dev libxml2-dev libxslt1-dev uuid-dev libreadline-dev zlib1g-dev debootstrap >/dev/null
+  bison flex pkgconf libicu-dev libxml2-dev libxslt1-dev uuid-dev libreadline-dev zlib1g-dev debootstrap >/dev/null
 echo "dependencies installed"
