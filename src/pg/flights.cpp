@@ -7,7 +7,8 @@
 //     when there is none and a slot is free, copy the key into the arena
 //     (without the flight lock: the allocation may evict), look again, and
 //     claim a free slot and lead. Only a leader's key takes arena space.
-//   - The leader looks in the store once more (double-check), else computes
+//   - The leader looks in the store once more (double-check: a result, then
+//     an error remembered under pg_memo.error_ttl), else computes
 //     with the ordinary miss path, storing the entry PINNED, and publishes:
 //     Done (with the pinned entry, or none when the result was not storable)
 //     or Failed (an error of the query itself, shared with the waiters).
@@ -29,6 +30,7 @@
 //     that re-enters its own key gets an error.
 #include "delta_apply.hpp"
 #include "memoize.hpp"
+#include "older_answers.hpp"
 #include "compat.hpp"
 
 extern "C" {
@@ -232,7 +234,14 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     MemoryContext caller_ctx = CurrentMemoryContext;
     Result r{};
     PG_TRY();
-    { r = compute_and_store(call, key, stats_slot, false, &pinned); }
+    {
+        // Likewise an error remembered by a flight that ended between our
+        // look (run_miss_path) and our claim: raised to us and our waiters,
+        // not run again, or pg_memo.error_ttl would admit an execution per
+        // such caller.
+        raise_if_remembered(key, stats_slot);
+        r = compute_and_store(call, key, stats_slot, false, &pinned);
+    }
     PG_CATCH();
     {
         MemoryContextSwitchTo(caller_ctx);
