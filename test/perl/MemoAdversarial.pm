@@ -191,9 +191,6 @@ sub compare_in {
     return ($memo, $direct);
 }
 
-# Runs a probe; returns its checks: hashes with phase, session, memo,
-# direct, verdict, note. A step that fails (setup, change) is a check with
-# verdict 'broken'.
 # Ends W's open transaction: COMMIT or ROLLBACK, or with ADV_TWO_PHASE set,
 # PREPARE TRANSACTION, then $while_prepared, then COMMIT PREPARED or
 # ROLLBACK PREPARED from a new session. Returns false only when PostgreSQL
@@ -213,6 +210,9 @@ sub finish_transaction {
     return 1;
 }
 
+# Runs a probe; returns its checks: hashes with phase, session, memo,
+# direct, verdict, note. A step that fails (setup, change) is a check with
+# verdict 'broken'.
 sub adv_run_probe {
     my ($node, $p) = @_;
     my @checks;
