@@ -13,6 +13,8 @@
 #   role     compare as this role (SET ROLE, or SET SESSION AUTHORIZATION
 #            when auth => 'session'); setup and change run as superuser
 #   path     search_path of every session
+#   session  SQL run in every session of the probe once it is opened (a
+#            setting, say)
 #   change   SQL run by the writer W (as superuser); undef: no change phases
 #   outside  the change cannot run in a transaction block: it is run once,
 #            in autocommit, and only the "after commit" phase is checked
@@ -177,6 +179,9 @@ sub open_session {
     # after DDL, privileges, names, functions).
     run_sql($s, "SET pg_memo.max_staleness = '$ENV{ADV_MAX_STALENESS}'", 'session setup')
         if $ENV{ADV_MAX_STALENESS};
+    # ADV_ERROR_TTL: every session remembers errors; every probe must agree.
+    run_sql($s, "SET pg_memo.error_ttl = '$ENV{ADV_ERROR_TTL}'", 'session setup') if $ENV{ADV_ERROR_TTL};
+    run_sql($s, $p->{session}, 'session setup') if $p->{session};
     become($s, $p) if $as_role;
     return $s;
 }

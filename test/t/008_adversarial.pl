@@ -1154,6 +1154,45 @@ my @probes = (
           'BEGIN UPDATE adv_d17 SET g = 0 WHERE x = a; DELETE FROM adv_d17 WHERE x = a + 1; END';},
         kind   => 'count', query => 'SELECT * FROM adv_d17 WHERE g = $1', params => ['0'],
         change => 'SELECT adv_d17_move(4);', rows_only => 1 },
+
+    # ---------------------------------------------------------------- 10. remembered errors (pg_memo.error_ttl)
+    # Every session remembers errors for an hour: the first call's error is
+    # stored, later calls raise it without running the query (a flight's
+    # leader too). The change ends the error: the remembered one must go.
+    {   name   => 'error.data_fixed',
+        session => q{SET pg_memo.error_ttl = '1h'},
+        setup  => q{CREATE TABLE adv_ed (v int); INSERT INTO adv_ed VALUES (0); SELECT memo.watch('adv_ed');},
+        kind   => 'count', query => 'SELECT * FROM adv_ed WHERE 1 / v = 1',
+        change => 'UPDATE adv_ed SET v = 1;' },
+    {   name   => 'error.function_replaced',
+        session => q{SET pg_memo.error_ttl = '1h'},
+        setup  => tab('adv_eft', 3) . q{
+          CREATE FUNCTION adv_ef(int) RETURNS int IMMUTABLE LANGUAGE plpgsql
+            AS 'BEGIN RAISE EXCEPTION ''not yet'' USING ERRCODE = ''22023''; END';},
+        kind   => 'count', query => 'SELECT * FROM adv_eft WHERE adv_ef(x) > 0',
+        change => q{CREATE OR REPLACE FUNCTION adv_ef(int) RETURNS int IMMUTABLE LANGUAGE plpgsql
+            AS 'BEGIN RETURN $1; END';} },
+    # The remembered message holds a value of the table: a role that lost
+    # SELECT must get the permission error, not the message.
+    {   name   => 'error.select_revoked',
+        role   => 'adv_er',
+        session => q{SET pg_memo.error_ttl = '1h'},
+        setup  => q{
+          CREATE ROLE adv_er; CREATE TABLE adv_ert (t text); INSERT INTO adv_ert VALUES ('secret');
+          SELECT memo.watch('adv_ert'); GRANT SELECT ON adv_ert TO adv_er;},
+        kind   => 'count', query => 'SELECT * FROM adv_ert WHERE t::int > 0',
+        change => 'REVOKE SELECT ON adv_ert FROM adv_er;' },
+    # A revoked membership moves no counter of the entry: the privilege
+    # checks of a hit, run again on the remembered error, must catch it.
+    {   name   => 'error.membership_revoked',
+        role   => 'adv_em',
+        session => q{SET pg_memo.error_ttl = '1h'},
+        setup  => q{
+          CREATE ROLE adv_emg; CREATE ROLE adv_em IN ROLE adv_emg;
+          CREATE TABLE adv_emt (t text); INSERT INTO adv_emt VALUES ('secret');
+          SELECT memo.watch('adv_emt'); GRANT SELECT ON adv_emt TO adv_emg;},
+        kind   => 'count', query => 'SELECT * FROM adv_emt WHERE t::int > 0',
+        change => 'REVOKE adv_emg FROM adv_em;' },
 );
 
 # The clock probes share one table.
@@ -1231,6 +1270,9 @@ cmp_ok($node->safe_psql('postgres',
         q{SELECT coalesce(sum(delta_kept + delta_corrected), 0) FROM memo.stats WHERE cache_name LIKE 'adv.delta.%'}),
     '>', 0, 'the delta probes carried entries forward (the carry path was exercised, not only recomputation)')
     unless $relaxed;
+cmp_ok($node->safe_psql('postgres',
+        q{SELECT coalesce(sum(error_hits), 0) FROM memo.stats WHERE cache_name LIKE 'adv.error.%'}),
+    '>', 0, 'the error probes were served remembered errors (the error_ttl path was exercised)');
 
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight left behind');
 
