@@ -28,9 +28,11 @@ extern "C" {
 #include "catalog/pg_proc.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
 #include "parser/parsetree.h"
 #include "storage/sinval.h"
 #include "utils/inval.h"
@@ -59,7 +61,8 @@ namespace {
 // ordered with LIMIT, the query that orders it.
 struct Shape {
     Oid relid = InvalidOid;
-    List *quals = NIL;
+    List *quals = NIL;    // each selection's WHERE (Node *, or nullptr)
+    List *targets = NIL;  // each selection's target list
     Query *page = nullptr;
 };
 
@@ -78,13 +81,20 @@ bool plain_selection(Query *q, Shape *s) {
     if (OidIsValid(s->relid) && s->relid != rte->relid) return false;
     s->relid = rte->relid;
     s->quals = lappend(s->quals, q->jointree->quals);
+    s->targets = lappend(s->targets, q->targetList);
     return true;
 }
 
+// A branch of a UNION ALL is held to what the outer query is: its own
+// ORDER BY, LIMIT or OFFSET would make its rows depend on rows it does not
+// return, which a row-by-row correction cannot see.
 bool union_all_branches(Query *top, Node *node, Shape *s) {
     if (IsA(node, RangeTblRef)) {
         RangeTblEntry *rte = rt_fetch(reinterpret_cast<RangeTblRef *>(node)->rtindex, top->rtable);
-        return rte->rtekind == RTE_SUBQUERY && plain_selection(rte->subquery, s);
+        if (rte->rtekind != RTE_SUBQUERY) return false;
+        Query *branch = rte->subquery;
+        if (branch->sortClause || branch->limitCount || branch->limitOffset) return false;
+        return plain_selection(branch, s);
     }
     if (!IsA(node, SetOperationStmt)) return false;
     auto *op = reinterpret_cast<SetOperationStmt *>(node);
@@ -142,13 +152,26 @@ bool shape_of(Query *query, Kind kind, Shape *s) {
 // Keeping one folded evaluator per key cost more than it saved when
 // readers spread over many keys (a directory's thousand teams, each carry
 // another key's: bench/directory_writes.sh).
+// One selection of the query (a UNION ALL has several), as the direct plan
+// evaluates it: its WHERE as the planner's list of conjuncts, and the
+// outputs that can raise an error for some row (a division, a cast).
+struct Selection {
+    List *conjuncts;  // ExprState *; empty: every row
+    // Whether a conjunct can raise an error for some row: then every
+    // conjunct is evaluated for every new row version, because the plan may
+    // evaluate them in another order (by cost) and stop at another one.
+    bool conjuncts_can_fail;
+    List *failing_outputs;  // ExprState * of the outputs that can fail
+};
+
 struct Evaluator {
     MemoryContext context;  // everything below
     Oid relid;
     Kind kind;
     TupleTableSlot *slot;
     ExprContext *econtext;
-    List *quals;           // ExprState *, nullptr: every row
+    int nselections;
+    Selection *selections;
     ExprState *limit;      // a list ordered with LIMIT: its limit; else nullptr
     int nkeys;
     ExprState **keys;
@@ -162,7 +185,7 @@ struct Evaluator {
 // Plans expr as an expression: constants folded, and with params the
 // parameters too; without, they are read from the expression context's
 // parameter list when it runs.
-ExprState *prepare_expression(Node *expr, ParamListInfo params) {
+Node *fold_expression(Node *expr, ParamListInfo params) {
     PlannerGlobal glob{};
     glob.type = T_PlannerGlobal;
     glob.boundParams = params;
@@ -171,7 +194,67 @@ ExprState *prepare_expression(Node *expr, ParamListInfo params) {
     root.glob = &glob;
     Node *folded = eval_const_expressions(&root, static_cast<Node *>(copyObjectImpl(expr)));
     fix_opfuncids(folded);
-    return ExecInitExpr(reinterpret_cast<Expr *>(folded), nullptr);
+    return folded;
+}
+
+ExprState *prepare_expression(Node *expr, ParamListInfo params) {
+    return ExecInitExpr(reinterpret_cast<Expr *>(fold_expression(expr, params)), nullptr);
+}
+
+bool not_leakproof(Oid funcid, void *) { return !get_func_leakproof(funcid); }
+
+// Whether evaluating expr can raise an error for some row: anything but
+// columns, constants, parameters, boolean logic, CASE, COALESCE, NULL
+// tests, arrays of them and leakproof functions (which by their definition
+// raise nothing that depends on their arguments).
+bool may_raise(Node *node, void *context) {
+    if (node == nullptr) return false;
+    switch (nodeTag(node)) {
+        case T_Var:
+        case T_Const:
+        case T_Param:
+        case T_RelabelType:
+        case T_BoolExpr:
+        case T_NullTest:
+        case T_BooleanTest:
+        case T_CaseExpr:
+        case T_CaseWhen:
+        case T_CaseTestExpr:
+        case T_CoalesceExpr:
+        case T_ArrayExpr:
+        case T_List: break;
+        case T_FuncExpr:
+        case T_OpExpr:
+        case T_DistinctExpr:
+        case T_NullIfExpr:
+        case T_ScalarArrayOpExpr:
+            if (check_functions_in_node(node, not_leakproof, context)) return true;
+            break;
+        default: return true;
+    }
+    return expression_tree_walker(node, as_tree_walker(may_raise), context);
+}
+
+// A selection's WHERE is split into conjuncts the way the planner prepares
+// it (constants folded, AND/OR normalized, implicit AND list), and its
+// outputs that can fail are kept to be evaluated over new row versions:
+// the direct plan may compute them (a top-N sort computes every row's
+// output), and its error is then the query's answer.
+void prepare_selection(Node *where, List *targets, ParamListInfo params, Selection *out) {
+    ListCell *lc;
+    if (where) {
+        Node *folded = fold_expression(where, params);
+        List *conjuncts = make_ands_implicit(canonicalize_qual(reinterpret_cast<Expr *>(folded), false));
+        foreach (lc, conjuncts) {
+            Node *conjunct = static_cast<Node *>(lfirst(lc));
+            out->conjuncts = lappend(out->conjuncts, ExecInitExpr(reinterpret_cast<Expr *>(conjunct), nullptr));
+            out->conjuncts_can_fail |= may_raise(conjunct, nullptr);
+        }
+    }
+    foreach (lc, targets) {
+        Node *expr = reinterpret_cast<Node *>(lfirst_node(TargetEntry, lc)->expr);
+        if (may_raise(expr, nullptr)) out->failing_outputs = lappend(out->failing_outputs, prepare_expression(expr, params));
+    }
 }
 
 Datum evaluate(Evaluator &ev, ExprState *state, bool *isnull) {
@@ -200,6 +283,8 @@ bool keepable(const Shape &s) {
     ListCell *lc;
     foreach (lc, s.quals)
         if (calls_other_than_builtins(static_cast<Node *>(lfirst(lc)), nullptr)) return false;
+    foreach (lc, s.targets)
+        if (calls_other_than_builtins(static_cast<Node *>(lfirst(lc)), nullptr)) return false;
     if (!s.page) return true;
     if (calls_other_than_builtins(s.page->limitCount, nullptr)) return false;
     foreach (lc, s.page->sortClause) {
@@ -218,14 +303,18 @@ Evaluator *build_evaluator(const Shape &s, Kind kind, ParamListInfo params, Memo
     ev->relid = s.relid;
     ev->kind = kind;
     Relation rel = table_open(s.relid, AccessShareLock);
-    ev->slot = MakeSingleTupleTableSlot(CreateTupleDescCopy(RelationGetDescr(rel)), &TTSOpsHeapTuple);
+    // With the descriptor's missing values: rows written before an ADD
+    // COLUMN ... DEFAULT are short on disk, and read the default, not NULL.
+    ev->slot = MakeSingleTupleTableSlot(CreateTupleDescCopyConstr(RelationGetDescr(rel)), &TTSOpsHeapTuple);
     table_close(rel, NoLock);
     ev->econtext = CreateStandaloneExprContext();
     ev->econtext->ecxt_scantuple = ev->slot;
+    ev->nselections = list_length(s.quals);
+    ev->selections = static_cast<Selection *>(palloc0(sizeof(Selection) * ev->nselections));
     ListCell *lc;
-    foreach (lc, s.quals)
-        ev->quals = lappend(ev->quals,
-                            lfirst(lc) ? prepare_expression(static_cast<Node *>(lfirst(lc)), params) : nullptr);
+    for (int i = 0; i < ev->nselections; i++)
+        prepare_selection(static_cast<Node *>(list_nth(s.quals, i)), static_cast<List *>(list_nth(s.targets, i)),
+                          params, &ev->selections[i]);
     if (s.page) {
         ev->limit = prepare_expression(s.page->limitCount, params);
         ev->nkeys = list_length(s.page->sortClause);
@@ -293,15 +382,32 @@ void store_row(Evaluator &ev, const char *row, uint32_t len, HeapTupleData *tupl
     ExecStoreHeapTuple(tuple, ev.slot, false);
 }
 
-// How many selections the stored row satisfies (UNION ALL counts each).
-int matches(Evaluator &ev) {
-    int n = 0;
+// Whether the stored row satisfies the selection. A new row version is
+// read by the direct plan, in whatever order it evaluates the conjuncts:
+// if one can fail, each is evaluated (its error means "cannot tell"), and
+// so are the outputs that can fail, of a version that matches.
+bool satisfies(Evaluator &ev, const Selection &sel, bool is_new) {
+    bool all = true;
     ListCell *lc;
-    foreach (lc, ev.quals) {
-        auto *qual = static_cast<ExprState *>(lfirst(lc));
+    foreach (lc, sel.conjuncts) {
         bool isnull = false;
-        if (!qual || (DatumGetBool(evaluate(ev, qual, &isnull)) && !isnull)) n++;
+        Datum d = evaluate(ev, static_cast<ExprState *>(lfirst(lc)), &isnull);
+        all = all && !isnull && DatumGetBool(d);
+        if (!all && !(is_new && sel.conjuncts_can_fail)) return false;
     }
+    if (!all) return false;
+    if (is_new)
+        foreach (lc, sel.failing_outputs) {
+            bool isnull;
+            (void)evaluate(ev, static_cast<ExprState *>(lfirst(lc)), &isnull);
+        }
+    return true;
+}
+
+// How many selections the stored row satisfies (UNION ALL counts each).
+int matches(Evaluator &ev, bool is_new) {
+    int n = 0;
+    for (int i = 0; i < ev.nselections; i++) n += satisfies(ev, ev.selections[i], is_new);
     return n;
 }
 
@@ -369,7 +475,7 @@ Verdict apply_records(Evaluator &ev, List *records, Snapshot seen, const char *p
             CHECK_FOR_INTERRUPTS();
             HeapTupleData tuple;
             store_row(ev, row, row_len, &tuple);
-            int n = matches(ev);
+            int n = matches(ev, is_new);
             if (n == 0) continue;
             if (ev.kind == Kind::Count) {
                 *correction += is_new ? n : -n;
