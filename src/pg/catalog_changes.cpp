@@ -5,10 +5,14 @@
 //     transaction a bypass from that statement on (ProcessUtility_hook): its
 //     uncommitted catalog state (a trigger disabled for a moment, a
 //     partition attached, a revoked grant) never reaches the cache.
-//   - The object access hook marks altered and dropped relations at once,
-//     the parents of inheritance links, dropped domain constraints and
-//     types, and remembers what can only be resolved once visible (new or
-//     renamed relations, new types and constraints). It also notes the
+//   - The object access hook marks altered and dropped relations at once
+//     (a dropped relation of any kind, temporary too, also its schema and
+//     the names counter), the parents of inheritance links, dropped domain
+//     constraints and types, and remembers what can only be resolved once
+//     visible (new or renamed relations of any kind, new types and
+//     constraints).
+//   - A top-level statement that commits in steps (CREATE INDEX
+//     CONCURRENTLY, ...) marks in each step what its earlier steps marked. It also notes the
 //     schemas the parser looks up by a qualified name, for the privilege
 //     checks of hits.
 //   - At pre-commit the transaction's own invalidation messages mark every
@@ -68,6 +72,7 @@ bool changed_catalogs_now = false;  // DDL ran, or a relation or type was create
 // Objects whose creation, renaming or move can change what a name means,
 // resolved at pre-commit when the catalogs show them (TopTransactionContext).
 List *renamed_relations = NIL;
+List *created_relations = NIL;  // by this transaction: their drop leaves no name behind
 List *created_types = NIL;
 List *changed_constraints = NIL;
 
@@ -82,6 +87,33 @@ Oid *looked_up_schemas = nullptr;
 int looked_up_count = 0;
 int looked_up_capacity = 0;
 
+// A top-level utility statement that commits transactions of its own
+// (CREATE INDEX CONCURRENTLY, REINDEX CONCURRENTLY, DETACH PARTITION
+// CONCURRENTLY, DROP INDEX CONCURRENTLY, VACUUM FULL of several tables)
+// changes the catalogs in steps, one transaction each: what one step
+// marked is marked again by every later step, so that the step that makes
+// the change visible (a renamed index swapped in, a row of pg_inherits
+// removed) also bumps it. TopMemoryContext.
+int utility_depth = 0;
+uint32_t *statement_slots = nullptr;
+uint32_t statement_count = 0;
+uint32_t statement_capacity = 0;
+
+// Marks a counter for this transaction (and the statement's later steps).
+void mark(uint32_t slot) {
+    mark_written(slot);
+    if (utility_depth == 0) return;
+    for (uint32_t i = 0; i < statement_count; i++)
+        if (statement_slots[i] == slot) return;
+    append_kept(&statement_slots, &statement_count, &statement_capacity, slot);
+}
+
+void mark_relation(Oid relid) {
+    mark(relation_slot(relid));
+    mark(definition_slot(relid));
+}
+
+uint32_t namespace_slot(Oid nspid) { return Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid); }
 uint32_t routines_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0); }
 uint32_t names_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0); }
 uint32_t roles_slot() { return Generations::slot_of(InvalidOid, GenerationKind::Roles, 0); }
@@ -162,17 +194,17 @@ CatalogCounter counter_for_catalog_cache(int cache_id) {
 // changed.
 void mark_invalidation(const SharedInvalidationMessage &m) {
     if (m.id == SHAREDINVALRELCACHE_ID) {
-        if (m.rc.dbId == MyDatabaseId && OidIsValid(m.rc.relId)) mark_relation_changed(m.rc.relId);
+        if (m.rc.dbId == MyDatabaseId && OidIsValid(m.rc.relId)) mark_relation(m.rc.relId);
         return;
     }
     if (m.id < 0 || (m.cc.dbId != MyDatabaseId && m.cc.dbId != InvalidOid)) return;
     switch (counter_for_catalog_cache(m.id)) {
         case CatalogCounter::Routines:
-            mark_written(routines_slot());
+            mark(routines_slot());
             // A schema's name is also what reg* input resolves through.
-            if (m.id == NAMESPACENAME || m.id == NAMESPACEOID) mark_written(names_slot());
+            if (m.id == NAMESPACENAME || m.id == NAMESPACEOID) mark(names_slot());
             return;
-        case CatalogCounter::Roles: mark_written(roles_slot()); return;
+        case CatalogCounter::Roles: mark(roles_slot()); return;
         case CatalogCounter::None: return;
     }
 }
@@ -191,28 +223,46 @@ void remember(List **list, Oid oid) {
     MemoryContextSwitchTo(old);
 }
 
+// Any relation, of any kind, temporary or not, takes a name in its schema:
+// a query's FROM resolves a sequence, an index (and fails) or a temporary
+// table as readily as a table, and 'name'::regclass resolves all of them.
 void note_relation_change(ObjectAccessType access, Oid relid, int sub_id, void *arg) {
     bool whole_relation = sub_id == 0;
     // At once, so that this transaction bypasses the relation's entries
     // (a new column is a POST_CREATE of the column).
-    if (access != OAT_POST_CREATE || !whole_relation) mark_relation_changed(relid);
-    // Internal changes (the new heap of VACUUM FULL, CLUSTER or a table
-    // rewrite) keep every name where it was.
-    if (!whole_relation || is_internal(access, arg)) return;
+    if (access != OAT_POST_CREATE || !whole_relation) mark_relation(relid);
+    if (!whole_relation) return;
+    bool internal = is_internal(access, arg);
     if (access == OAT_DROP) {
-        if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP) return;
-        dropped_relation = true;
-        mark_written(names_slot());  // what 'name'::regclass resolved to
+        // Created by this transaction: its name was never visible.
+        if (list_member_oid(created_relations, relid)) return;
+        bool temporary = get_rel_persistence(relid) == RELPERSISTENCE_TEMP;
         // Its name (and its row type's) is gone from its schema: marked
-        // while the catalog still says which schema that is.
-        mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, get_rel_namespace(relid)));
+        // while the catalog still says which schema that is. The drops a
+        // backend makes of its temporary relations at exit or DISCARD are
+        // internal, and end their names all the same.
+        mark(names_slot());  // what 'name'::regclass resolved to
+        mark(namespace_slot(get_rel_namespace(relid)));
+        if (!temporary && !internal) dropped_relation = true;
         return;
+    }
+    if (access == OAT_POST_CREATE) {
+        // Internal creations too (an ADD PRIMARY KEY's index, a TOAST
+        // table): resolved at pre-commit, when a rewrite's transient heap
+        // is gone again.
+        remember(&created_relations, relid);
+    } else if (internal) {
+        // An internal change of a table keeps its name (a rewrite swapping
+        // files); the internal renames are of TOAST tables and indexes.
+        char relkind = get_rel_relkind(relid);
+        if (relkind != RELKIND_TOASTVALUE && relkind != RELKIND_INDEX && relkind != RELKIND_PARTITIONED_INDEX)
+            return;
     }
     // A name may now mean another relation: the schema is re-stamped at
     // pre-commit, when the catalogs show it; until then this transaction
     // uses no cached result.
     remember(&renamed_relations, relid);
-    changed_catalogs_now = true;
+    if (!internal) changed_catalogs_now = true;
 }
 
 void note_type_change(ObjectAccessType access, Oid type) {
@@ -220,8 +270,8 @@ void note_type_change(ObjectAccessType access, Oid type) {
         remember(&created_types, type);  // not visible yet: resolved at pre-commit
         changed_catalogs_now = true;
     } else if (!is_implicit_type(type)) {  // still in the catalog while it is dropped
-        mark_written(routines_slot());
-        mark_written(names_slot());  // what 'name'::regtype resolved to
+        mark(routines_slot());
+        mark(names_slot());  // what 'name'::regtype resolved to
     }
 }
 
@@ -232,7 +282,7 @@ void note_constraint_change(ObjectAccessType access, Oid constraint) {
     if (access != OAT_DROP) {
         remember(&changed_constraints, constraint);  // a new one is not visible yet
     } else if (OidIsValid(constraint_domain(constraint))) {
-        mark_written(routines_slot());
+        mark(routines_slot());
     }
 }
 
@@ -240,8 +290,8 @@ void note_constraint_change(ObjectAccessType access, Oid constraint) {
 // change, though its relcache is not always invalidated (a second
 // inheritance child leaves the parent's pg_class row alone).
 void note_inheritance_change(Oid child, void *arg) {
-    mark_relation_changed(child);
-    if (arg) mark_relation_changed(static_cast<ObjectAccessPostAlter *>(arg)->auxiliary_id);
+    mark_relation(child);
+    if (arg) mark_relation(static_cast<ObjectAccessPostAlter *>(arg)->auxiliary_id);
 }
 
 // Catalogs whose objects a query's text resolves to outside its relations.
@@ -289,8 +339,8 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
         // what a query means: a body, or which overload, cast or sort order
         // it resolves to. So can a collation or text search configuration
         // that takes a name over, or a renamed schema under a qualified name.
-        mark_written(routines_slot());
-        if (class_id == NamespaceRelationId) mark_written(names_slot());
+        mark(routines_slot());
+        if (class_id == NamespaceRelationId) mark(names_slot());
     }
 }
 
@@ -371,7 +421,18 @@ void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool rea
         if (stmt.kind == TRANS_STMT_COMMIT_PREPARED || stmt.kind == TRANS_STMT_ROLLBACK_PREPARED)
             return finish_prepared(stmt, run_utility, &call);
     }
-    run_utility(&call);
+    if (context != PROCESS_UTILITY_TOPLEVEL || IsTransactionBlock()) return run_utility(&call);
+    // Outside a transaction block, a statement may commit in steps.
+    utility_depth++;
+    PG_TRY();
+    { run_utility(&call); }
+    PG_FINALLY();
+    {
+        // No shared memory is written here: only this backend's list.
+        utility_depth--;
+        if (utility_depth == 0) statement_count = 0;
+    }
+    PG_END_TRY();
 }
 
 void memo_subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
@@ -390,6 +451,9 @@ bool transaction_changed_catalogs() { return changed_catalogs_now; }
 // transaction with an xid changed catalogs (this skips VACUUM's in-place
 // statistics updates).
 bool mark_catalog_changes() {
+    // A later step of a statement that commits in steps: its earlier steps'
+    // marks again.
+    for (uint32_t i = 0; i < statement_count; i++) mark_written(statement_slots[i]);
     if (!TransactionIdIsValid(GetTopTransactionIdIfAny())) return dropped_relation;
     SharedInvalidationMessage *msgs;
     bool init_file_inval;
@@ -399,28 +463,23 @@ bool mark_catalog_changes() {
     ListCell *lc;
     foreach (lc, renamed_relations) {
         Oid relid = lfirst_oid(lc);
-        char relkind = get_rel_relkind(relid);
-        // Indexes, sequences, TOAST tables: no query names them. Gone by now
-        // (a rewrite's transient heap): no name left to resolve.
-        if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE && relkind != RELKIND_VIEW &&
-            relkind != RELKIND_MATVIEW && relkind != RELKIND_FOREIGN_TABLE && relkind != RELKIND_COMPOSITE_TYPE)
-            continue;
+        // Gone by now (a rewrite's transient heap): no name left to resolve.
         Oid nspid = get_rel_namespace(relid);
-        mark_written(Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid));
-        if (isAnyTempNamespace(nspid)) continue;
-        mark_written(names_slot());  // what 'name'::regclass and ::regtype resolve to
+        if (!OidIsValid(nspid)) continue;
+        mark(namespace_slot(nspid));
+        mark(names_slot());  // what 'name'::regclass and ::regtype resolve to
     }
     foreach (lc, created_types) {
         Oid type = lfirst_oid(lc);
         // Row and array types come with their owner; a type created and
         // dropped again in this transaction leaves no name behind.
         if (!SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(type)) || is_implicit_type(type)) continue;
-        mark_written(routines_slot());
-        mark_written(names_slot());
+        mark(routines_slot());
+        mark(names_slot());
     }
     foreach (lc, changed_constraints) {
         // Visible now (a constraint is created within its command).
-        if (OidIsValid(constraint_domain(lfirst_oid(lc)))) mark_written(routines_slot());  // casts to a domain check it
+        if (OidIsValid(constraint_domain(lfirst_oid(lc)))) mark(routines_slot());  // casts to a domain check it
     }
     return dropped_relation;
 }
@@ -430,6 +489,7 @@ void forget_catalog_changes() {
     changed_catalogs_now = false;
     collecting_schemas = false;
     renamed_relations = NIL;  // their memory goes with the transaction
+    created_relations = NIL;
     created_types = NIL;
     changed_constraints = NIL;
 }
