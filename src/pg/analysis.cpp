@@ -61,6 +61,8 @@ struct Collector {
     bool mutable_expression;   // e.g. CURRENT_USER, nextval
     bool resolves_names;       // a reg* constant or parameter (regclass, regrole, ...)
     bool runs_bodies;          // calls a function whose body PostgreSQL checks as the caller
+    bool user_parallel_function;  // calls a user's function marked PARALLEL SAFE
+    List *relids;              // every relation it reads (OIDs)
     AttrNumber system_column;  // a system column other than tableoid, or 0
     Uncacheable uncacheable;
 };
@@ -151,14 +153,17 @@ void add_table(Collector *c, Oid relid) {
                                 name)));
     }
     if (state == WatchState::Disabled) c->uncacheable = Uncacheable::TriggersDisabled;
+    c->relids = list_append_unique_oid(c->relids, relid);
     // Rows and definition apart: an entry whose rows alone moved is an
     // older answer to the same question (pg_memo.max_staleness).
     add_slot(c, relation_slot(relid), kDataStamp);
     add_slot(c, definition_slot(relid));
 }
 
-void add_relation(Collector *c, RangeTblEntry *rte) {
-    Oid relid = rte->relid;
+// A relation the query reads, of the kind relkind; inh: with its
+// descendants; check_as_user: whom the executor checks and applies row
+// level security as (InvalidOid: the current user).
+void add_relation_oid(Collector *c, Oid relid, char relkind, bool inh, bool sampled, Oid check_as_user) {
     const char *name = get_rel_name(relid);
     if (IsCatalogRelationOid(relid))
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -168,13 +173,12 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo cannot cache queries over temporary table %s", name),
                         errdetail("A temporary table is private to one session.")));
-    if (rte->tablesample) refuse("TABLESAMPLE", "Sampling returns different rows each time.");
+    if (sampled) refuse("TABLESAMPLE", "Sampling returns different rows each time.");
 
-    switch (rte->relkind) {
+    switch (relkind) {
         case RELKIND_RELATION:
         case RELKIND_PARTITIONED_TABLE:
-            if (check_enable_rls(relid, compat_relation_permission(c->query, rte).check_as_user, false) ==
-                RLS_ENABLED)
+            if (check_enable_rls(relid, check_as_user, false) == RLS_ENABLED)
                 ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                                 errmsg("pg_memo cannot cache queries over table %s: row level "
                                        "security applies to it",
@@ -189,7 +193,7 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
                 ListCell *lc;
                 foreach (lc, parents) add_table(c, lfirst_oid(lc));
             }
-            if (rte->inh && has_subclass(relid)) {
+            if (inh && has_subclass(relid)) {
                 List *children = find_all_inheritors(relid, AccessShareLock, nullptr);
                 ListCell *lc;
                 foreach (lc, children) {
@@ -211,6 +215,7 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
             // No rows of its own; its definition changes reach us through
             // relcache invalidation. Base tables are found in its expansion.
             add_slot(c, relation_slot(relid));
+            c->relids = list_append_unique_oid(c->relids, relid);
             break;
         case RELKIND_MATVIEW:
             ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -222,12 +227,41 @@ void add_relation(Collector *c, RangeTblEntry *rte) {
             ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                             errmsg("pg_memo cannot cache queries over relation %s", name)));
     }
+}
+
+void add_permission(Collector *c, const RelationPermission &perm) {
+    if (perm.required == 0) return;
+    auto *kept = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission)));
+    *kept = perm;
+    c->permissions = lappend(c->permissions, kept);
+}
+
+void add_relation(Collector *c, RangeTblEntry *rte) {
     RelationPermission perm = compat_relation_permission(c->query, rte);
-    if (perm.required != 0) {
-        auto *kept = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission)));
-        *kept = perm;
-        c->permissions = lappend(c->permissions, kept);
+    add_relation_oid(c, rte->relid, rte->relkind, rte->inh, rte->tablesample != nullptr, perm.check_as_user);
+    add_permission(c, perm);
+}
+
+// Relations the statements of the query's functions read: as if the text
+// named them, each with its descendants, checked as the executor checked it.
+void learned_read_context(void *arg) {
+    errcontext("relation %s is read by a statement that a function of the query runs",
+               get_rel_name(*static_cast<Oid *>(arg)));
+}
+
+void add_learned(Collector *c, const RelationPermission *learned, int n) {
+    Oid current = InvalidOid;
+    ErrorContextCallback context{error_context_stack, learned_read_context, &current};
+    error_context_stack = &context;
+    for (int i = 0; i < n; i++) {
+        current = learned[i].relid;
+        char relkind = get_rel_relkind(learned[i].relid);
+        if (relkind == '\0')  // dropped since: the query cannot read it any more
+            continue;
+        add_relation_oid(c, learned[i].relid, relkind, true, false, learned[i].check_as_user);
+        add_permission(c, learned[i]);
     }
+    error_context_stack = context.previous;
 }
 
 void add_privilege(Collector *c, PrivilegeKind kind, Oid oid) {
@@ -252,6 +286,9 @@ bool note_function(Oid funcid, void *context) {
     // on what it calls, USAGE on what it names. A hit cannot repeat those
     // checks, so the entry depends on every role and membership change.
     if (proc->prolang != INTERNALlanguageId && proc->prolang != ClanguageId) c->runs_bodies = true;
+    // A parallel worker would run it, and the statements it runs there
+    // (learned_reads.hpp) would not be seen.
+    if (funcid >= FirstNormalObjectId && proc->proparallel == PROPARALLEL_SAFE) c->user_parallel_function = true;
     // The executor checks EXECUTE as the current user, in views too.
     bool acl_is_null;
     Datum acl = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_proacl, &acl_is_null);
@@ -525,14 +562,31 @@ void check_single_select(const char *query_text, char **statement) {
         *statement = pnstrdup(query_text + raw->stmt_location, len);
     }
 }
-void analyze_query(Query *query, const char *sql, const Oid *search_path, int search_path_len, Analysis *out) {
-    Collector c{};
-    c.capacity = 16;
-    c.slots = static_cast<uint32_t *>(palloc(c.capacity * sizeof(uint32_t)));
-    c.slot_flags = static_cast<uint32_t *>(palloc(c.capacity * sizeof(uint32_t)));
-    c.uncacheable = Uncacheable::No;
+namespace {
+
+void start_collecting(Collector *c) {
+    *c = Collector{};
+    c->capacity = 16;
+    c->slots = static_cast<uint32_t *>(palloc(c->capacity * sizeof(uint32_t)));
+    c->slot_flags = static_cast<uint32_t *>(palloc(c->capacity * sizeof(uint32_t)));
+    c->uncacheable = Uncacheable::No;
+}
+
+}  // namespace
+
+void check_learned_reads(const RelationPermission *learned, int nlearned) {
+    Collector c;
+    start_collecting(&c);
+    add_learned(&c, learned, nlearned);
+}
+
+void analyze_query(Query *query, const char *sql, const Oid *search_path, int search_path_len,
+                   const RelationPermission *learned, int nlearned, Analysis *out) {
+    Collector c;
+    start_collecting(&c);
 
     collect_walker(reinterpret_cast<Node *>(query), &c);
+    add_learned(&c, learned, nlearned);
 
     if (OidIsValid(c.first_mutable_function))
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -567,7 +621,7 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     if (c.resolves_names) add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0));
     // Roles and memberships change what a name resolves to (regrole) and
     // which privileges the caller holds inside function bodies.
-    if (c.resolves_names || c.runs_bodies)
+    if (c.resolves_names || c.runs_bodies || nlearned > 0)
         add_slot(&c, Generations::slot_of(InvalidOid, GenerationKind::Roles, 0));
     // On a standby: whether the replayed records covered every commit since
     // the result was computed.
@@ -581,6 +635,11 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     }
     out->meta = encode_privilege_checks(c.permissions, c.privileges, &out->meta_len);
     out->uncacheable = c.uncacheable;
+    out->nrelids = uint32_t(list_length(c.relids));
+    out->relids = static_cast<Oid *>(palloc(sizeof(Oid) * (out->nrelids ? out->nrelids : 1)));
+    for (uint32_t i = 0; i < out->nrelids; i++) out->relids[i] = list_nth_oid(c.relids, int(i));
+    out->learned = nlearned > 0;
+    out->serial_plan = c.user_parallel_function;
 }
 bool names_clock_time(const char *input) {
     static const char *const kWords[] = {"now", "today", "tomorrow", "yesterday"};

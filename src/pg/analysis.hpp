@@ -3,6 +3,7 @@
 #pragma once
 
 #include "pg_memo.hpp"
+#include "compat.hpp"
 
 namespace pgmemo {
 
@@ -13,6 +14,8 @@ enum class Uncacheable {
     CatalogsChanging,  // catalog changes kept arriving while it was analyzed, or
                        // the search path changed since the call was keyed
     NotWatched,        // a table it reads is not watched (pg_memo.unwatched_tables = compute)
+    ReadsUnnamed,      // its functions read relations its text does not name, or made a
+                       // memo call: learned by this computation (learned_reads.hpp)
 };
 
 // What a computed result depends on, and what a hit must re-check.
@@ -22,6 +25,11 @@ struct Analysis {
     char *meta;  // privilege checks for hits (privileges.hpp)
     uint32_t meta_len;
     Uncacheable uncacheable;
+    Oid *relids;  // the relations it reads (the text's, and learned ones), palloc'd
+    uint32_t nrelids;
+    bool learned;      // some of them were learned: the plan must be made anew each time
+    bool serial_plan;  // it calls a user's parallel-safe function: no parallel workers,
+                       // whose reads the executor hook of this backend would not see
     Oid delta_relid;  // the table deltas can keep an entry for, or InvalidOid (delta_apply.hpp)
     // When the generations in deps were read (0 until then): every commit the
     // result misses became visible after it (EntryParts::stamped_at).
@@ -31,7 +39,14 @@ struct Analysis {
 // Checks that query is one cacheable SELECT over watched tables (ERROR if
 // not) and collects its dependencies and privilege checks. sql is the text
 // query was parsed from (its literals are looked at by location).
-void analyze_query(Query *query, const char *sql, const Oid *search_path, int search_path_len, Analysis *out);
+// learned: the relations the statement's functions were seen to read
+// (learned_reads.hpp), checked and depended on like the ones it names.
+void analyze_query(Query *query, const char *sql, const Oid *search_path, int search_path_len,
+                   const RelationPermission *learned, int nlearned, Analysis *out);
+
+// Refuses (ERROR) what analyze_query would refuse of relations learned
+// just now: an unwatched table, a temporary one, a catalog, ...
+void check_learned_reads(const RelationPermission *learned, int nlearned);
 
 // Refuses anything but exactly one plain SELECT in the text (ERROR). With
 // statement, sets it to the SELECT's own text (palloc'd): without the

@@ -120,6 +120,56 @@ inline bool compat_check_permissions(const RelationPermission *perms, int n) {
 #endif
 }
 
+// PostgreSQL's hook on the permission checks of every plan the executor
+// starts (nested SPI and the statements of functions included), in one
+// form: the plan's relation checks. 16 moved them into a list of
+// RTEPermissionInfo and gave the hook that list. The hook is installed
+// once; it calls the observer only while one is set (during a miss), so
+// every other statement pays one test.
+using RelationChecksObserver = void (*)(const RelationPermission *checks, int n);
+inline RelationChecksObserver compat_relation_checks_observer = nullptr;  // nullptr: not observing
+inline ExecutorCheckPerms_hook_type compat_prev_check_perms_hook = nullptr;
+
+#if PG_VERSION_NUM >= 160000
+inline bool compat_check_perms_hook(List *rtable, List *perminfos, bool ereport_on_violation) {
+    if (!compat_relation_checks_observer)
+        return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, perminfos, ereport_on_violation)
+                                            : true;
+    int n = list_length(perminfos), i = 0;
+    auto *checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (n ? n : 1)));
+    ListCell *lc;
+    foreach (lc, perminfos) {
+        auto *p = lfirst_node(RTEPermissionInfo, lc);
+        checks[i++] = RelationPermission{p->relid, p->checkAsUser, p->requiredPerms, p->selectedCols};
+    }
+    compat_relation_checks_observer(checks, n);
+    pfree(checks);
+    return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, perminfos, ereport_on_violation)
+                                        : true;
+}
+#else
+inline bool compat_check_perms_hook(List *rtable, bool ereport_on_violation) {
+    if (!compat_relation_checks_observer)
+        return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, ereport_on_violation) : true;
+    int n = 0;
+    auto *checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(rtable) + 1)));
+    ListCell *lc;
+    foreach (lc, rtable) {
+        auto *rte = lfirst_node(RangeTblEntry, lc);
+        if (rte->rtekind == RTE_RELATION && rte->requiredPerms != 0)
+            checks[n++] = RelationPermission{rte->relid, rte->checkAsUser, rte->requiredPerms, rte->selectedCols};
+    }
+    compat_relation_checks_observer(checks, n);
+    pfree(checks);
+    return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, ereport_on_violation) : true;
+}
+#endif
+
+inline void compat_install_relation_checks_hook() {
+    compat_prev_check_perms_hook = ExecutorCheckPerms_hook;
+    ExecutorCheckPerms_hook = compat_check_perms_hook;
+}
+
 // The variable behind a built-in string setting, found by a scan of the
 // setting table (GetConfigOption looks a setting up by name on every call);
 // nullptr if there is none.

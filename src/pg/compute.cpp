@@ -43,6 +43,7 @@ extern "C" {
 #include "compat.hpp"
 #include "delta_apply.hpp"
 #include "invalidation.hpp"
+#include "learned_reads.hpp"
 #include "result_format.hpp"
 #include "statement_cache.hpp"
 
@@ -160,6 +161,8 @@ void copy_analysis(const Analysis &from, Analysis *to) {
     memcpy(to->deps, from.deps, sizeof(DepStamp) * from.ndeps);
     to->meta = static_cast<char *>(palloc(from.meta_len ? from.meta_len : 1));
     memcpy(to->meta, from.meta, from.meta_len);
+    to->relids = static_cast<Oid *>(palloc(sizeof(Oid) * (from.nrelids ? from.nrelids : 1)));
+    memcpy(to->relids, from.relids, sizeof(Oid) * from.nrelids);
 }
 
 // The SQL text to prepare: the query, or the count of its rows. The text is
@@ -202,8 +205,9 @@ SPIPlanPtr prepare_text(const char *sql, VarParams *vp) {
 
 // Parses, analyzes and plans the text inside the SPI connection. The parser
 // checks USAGE on the schemas of qualified names: noted for the hits to
-// check again.
-SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp, MemoryContext caller_ctx) {
+// check again. learned: what the statement's functions were seen to read.
+SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp, MemoryContext caller_ctx,
+                             const RelationPermission *learned, int nlearned) {
     const char *sql = statement_text(call);
     start_schema_lookups();
     SPIPlanPtr plan = prepare_text(sql, vp);
@@ -211,9 +215,18 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
     auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
     Query *query = linitial_node(Query, source->query_list);
-    analyze_query(query, sql, call.search_path, call.search_path_len, analysis);
-    analysis->delta_relid = delta_relation(query, call.kind);
+    analyze_query(query, sql, call.search_path, call.search_path_len, learned, nlearned, analysis);
+    // Deltas carry a selection of one table: a function reading another
+    // would change the result without a record for it.
+    analysis->delta_relid = nlearned > 0 ? InvalidOid : delta_relation(query, call.kind);
     MemoryContextSwitchTo(spi_ctx);
+    if (analysis->serial_plan) {
+        // No parallel workers: the statements a user's function runs in one
+        // would not be observed here (learned_reads.hpp).
+        SPI_freeplan(plan);
+        plan = SPI_prepare_cursor(sql, vp->count, vp->types, 0);
+        if (!plan) elog(ERROR, "pg_memo: preparing the query failed: %s", SPI_result_code_string(SPI_result));
+    }
     return plan;
 }
 
@@ -227,9 +240,13 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
 // the call neither uses nor keeps a statement.
 PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalidations_seen, bool path_moved) {
     MemoryContext caller_ctx = CurrentMemoryContext;
-    bool reuse = !transaction_changed_catalogs() && !path_moved;
-    Encoded statement_key{};
-    if (reuse) statement_key = encode_statement(call);
+    Encoded statement_key = encode_statement(call);
+    int nlearned;
+    const RelationPermission *learned = learned_reads(statement_key, &nlearned);
+    // A statement whose functions read tables is planned anew each time:
+    // its plan may hold what such a function returned when it was planned
+    // (an IMMUTABLE call folded into a constant).
+    bool reuse = !transaction_changed_catalogs() && !path_moved && nlearned == 0;
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
 
     PreparedStatement *kept = reuse ? find_statement(statement_key, invalidations_seen) : nullptr;
@@ -237,16 +254,17 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
         MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
         copy_analysis(kept->analysis, analysis);
         MemoryContextSwitchTo(spi_ctx);
-        return PreparedQuery{kept->plan, bind_parameters(call, VarParams{kept->param_types, kept->nparams}), kept};
+        return PreparedQuery{kept->plan, bind_parameters(call, VarParams{kept->param_types, kept->nparams}), kept,
+                             statement_key};
     }
     // The parser grows this array with repalloc, which keeps it in our
     // context: SPI frees its own execution memory when prepare returns.
     VarParams vp{static_cast<Oid *>(MemoryContextAllocZero(caller_ctx, sizeof(Oid))), 0};
-    SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx);
+    SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx, learned, nlearned);
     ParamListInfo params = bind_parameters(call, vp);
     if (reuse && analysis->uncacheable == Uncacheable::No)
         kept = keep_statement(statement_key, plan, vp.types, vp.count, *analysis, invalidations_seen);
-    return PreparedQuery{plan, params, kept};
+    return PreparedQuery{plan, params, kept, statement_key};
 }
 
 // A commit in progress is about to become visible: it is flushing its WAL,
@@ -302,6 +320,46 @@ int execute(const PreparedQuery &q, Snapshot snapshot) {
     return SPI_execute_snapshot(q.plan, values, nulls, snapshot, InvalidSnapshot, false, false, 0);
 }
 
+// Runs the plan, observing what every plan it starts reads (learned_reads.hpp).
+int execute_observed(const PreparedQuery &q, Snapshot snapshot, ObservedReads *reads) {
+    int rc;
+    begin_observing(reads);
+    PG_TRY();
+    { rc = execute(q, snapshot); }
+    PG_CATCH();
+    {
+        end_observing(reads);  // backend-local; no shared memory is written
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    end_observing(reads);
+    return rc;
+}
+
+// After the execution: relations the plans it started read that the
+// analysis does not list (the statements of a function labelled IMMUTABLE),
+// or a memo call made inside it. Their generations were not read before
+// the snapshot, so the result is not stored; the statement's next analysis
+// depends on them (a refusal, an unwatched table say, is raised now, as the
+// next call would raise it).
+void note_unnamed_reads(const PreparedQuery &q, const ObservedReads &reads, Analysis *analysis) {
+    int n = 0;
+    auto *unnamed = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(reads.checks) + 1)));
+    ListCell *lc;
+    foreach (lc, reads.checks) {
+        auto *check = static_cast<RelationPermission *>(lfirst(lc));
+        bool named = false;
+        for (uint32_t i = 0; i < analysis->nrelids && !named; i++) named = analysis->relids[i] == check->relid;
+        if (!named) unnamed[n++] = *check;
+    }
+    if (n == 0 && !reads.memo_call) return;
+    analysis->uncacheable = Uncacheable::ReadsUnnamed;
+    if (n == 0) return;
+    check_learned_reads(unnamed, n);
+    learn_reads(q.statement_key, unnamed, n);
+    if (q.kept) forget_statement(q.kept);  // its plan may hold such a function's folded result
+}
+
 // Analyses of one computation, at most, while catalog changes keep arriving.
 constexpr int kMaxAnalyses = 3;
 
@@ -354,12 +412,14 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         bool keep_by_deltas = OidIsValid(analysis->delta_relid) && storable(*analysis, bypass);
         if (keep_by_deltas) LockRelationOid(analysis->delta_relid, AccessShareLock);
         Snapshot snapshot = keep_by_deltas ? RegisterSnapshot(GetTransactionSnapshot()) : InvalidSnapshot;
-        int rc = execute(q, snapshot);
+        ObservedReads reads;
+        int rc = execute_observed(q, snapshot, &reads);
         if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
+        note_unnamed_reads(q, reads, analysis);
 
         Result r = encode_spi_result(call.kind, caller_ctx);
         if (keep_by_deltas) {
-            settle_with_deltas(analysis, q, key, call.kind, snapshot, &r, caller_ctx);
+            if (storable(*analysis, bypass)) settle_with_deltas(analysis, q, key, call.kind, snapshot, &r, caller_ctx);
             UnregisterSnapshot(snapshot);
         }
         SPI_finish();

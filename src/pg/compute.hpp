@@ -30,6 +30,7 @@ struct PreparedQuery {
     SPIPlanPtr plan;
     ParamListInfo params;
     const PreparedStatement *kept;  // the backend's kept statement, or nullptr
+    Encoded statement_key;          // encode_statement's key of the call
 };
 
 // Connects to SPI and prepares the call's statement: the one this backend

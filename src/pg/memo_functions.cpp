@@ -25,6 +25,7 @@ Datum pg_memo_count(PG_FUNCTION_ARGS);
 }
 
 #include "delta_apply.hpp"
+#include "learned_reads.hpp"
 #include "older_answers.hpp"
 #include "wal_records.hpp"
 #include "result_format.hpp"
@@ -104,6 +105,7 @@ bool serve_or_refresh(const Call &call, const Encoded &key, uint32_t slot, const
 // flight when singleflight is on) and stored when allowed.
 Result memoize(const Call &call) {
     Shared &sh = shared_state();
+    note_memo_call();  // inside another call's computation, it cannot store what this returns
     uint32_t slot = stats_slot_for(VARDATA_ANY(call.cache_name), VARSIZE_ANY_EXHDR(call.cache_name));
     sh.stats.add(slot, kCalls);
 

@@ -1,6 +1,7 @@
 // pg_memo's entry point: what loading the library installs.
 #include "pg_memo.hpp"
 
+#include "compat.hpp"
 #include "invalidation.hpp"
 #include "wal_records.hpp"
 
@@ -21,4 +22,6 @@ void _PG_init(void) {
     pgmemo::register_shared_memory_hooks();
     pgmemo::register_invalidation_callbacks();
     pgmemo::register_wal_records();
+    // What the statements a miss's functions run read (learned_reads.hpp).
+    pgmemo::compat_install_relation_checks_hook();
 }

@@ -81,6 +81,11 @@ PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now) 
     return nullptr;
 }
 
+void forget_statement(const PreparedStatement *statement) {
+    for (Slot &s : slots)
+        if (s.used && &s.statement == statement) s.statement.invalidations_at = ~uint64(0);  // never matches
+}
+
 PreparedStatement *keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types, int nparams,
                                   const Analysis &analysis, uint64 invalidations_at) {
     if (!callback_registered) {
@@ -107,6 +112,9 @@ PreparedStatement *keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid
     st.analysis.meta = static_cast<char *>(
         MemoryContextAlloc(s->context, analysis.meta_len ? analysis.meta_len : 1));
     memcpy(st.analysis.meta, analysis.meta, analysis.meta_len);
+    st.analysis.relids = static_cast<Oid *>(
+        MemoryContextAlloc(s->context, sizeof(Oid) * (analysis.nrelids ? analysis.nrelids : 1)));
+    memcpy(st.analysis.relids, analysis.relids, sizeof(Oid) * analysis.nrelids);
     st.invalidations_at = invalidations_at;
     st.context = s->context;
     st.delta_evaluator = nullptr;

@@ -31,6 +31,10 @@ struct PreparedStatement {
 // transaction ends: a nested memo call cannot free a plan in use.
 PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now);
 
+// The statement is not to be used again (its plan may hold a value that
+// no invalidation message will replace): released once no longer in use.
+void forget_statement(const PreparedStatement *statement);
+
 // Keeps a statement just prepared and analyzed, inside the SPI connection
 // that prepared plan (which it saves), in place of the least recently kept
 // one not in use by this transaction. Keeps nothing when all are in use.

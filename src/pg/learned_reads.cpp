@@ -1,0 +1,137 @@
+// Reads a query's text does not name (see learned_reads.hpp).
+//
+// Why observing the executor's permission checks finds them: PostgreSQL
+// checks the permissions of every relation of every plan it starts
+// (ExecCheckPermissions, with ExecutorCheckPerms_hook), whichever way the
+// plan came: the query's own, a SQL function's body inlined into it, the
+// statements a SQL or PL/pgSQL function runs through SPI, a function folded
+// into a constant while the query is planned. A relation read any other way
+// (a C function reading a table with the heap access functions, a large
+// object) is not seen: docs/reference.md says what a function in a cached
+// query may do.
+//
+// Why the entry may depend on them only from the next computation on: a
+// dependency's generation must be read before the snapshot
+// (docs/consistency.md, "Generations before the snapshot"); these are known
+// only after it. The computation that finds one stores nothing; the next
+// analysis of the statement adds them like relations the text names.
+#include "learned_reads.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "nodes/bitmapset.h"
+#include "utils/memutils.h"
+}
+
+namespace pgmemo {
+
+namespace {
+
+ObservedReads *observing = nullptr;
+
+void add_check(List **checks, const RelationPermission &check) {
+    ListCell *lc;
+    foreach (lc, *checks) {
+        auto *known = static_cast<RelationPermission *>(lfirst(lc));
+        if (known->relid == check.relid && known->check_as_user == check.check_as_user) {
+            known->required |= check.required;
+            known->selected_cols = bms_union(known->selected_cols, check.selected_cols);
+            return;
+        }
+    }
+    auto *kept = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission)));
+    *kept = check;
+    kept->selected_cols = bms_copy(check.selected_cols);
+    *checks = lappend(*checks, kept);
+}
+
+// The executor is about to start a plan. A check made as the current user
+// inside a SECURITY DEFINER function is made as its owner: recorded so.
+void observe_checks(const RelationPermission *checks, int n) {
+    MemoryContext old = MemoryContextSwitchTo(observing->context);
+    for (int i = 0; i < n; i++) {
+        RelationPermission check = checks[i];
+        if (!OidIsValid(check.check_as_user) && GetUserId() != observing->user) check.check_as_user = GetUserId();
+        add_check(&observing->checks, check);
+    }
+    MemoryContextSwitchTo(old);
+}
+
+// ---- what each statement is known to read ----------------------------------
+
+constexpr int kLearnedStatements = 32;
+
+struct Learned {
+    bool used;
+    uint64_t hash;
+    char *key;
+    uint32_t key_len;
+    MemoryContext context;  // the key and the checks
+    RelationPermission *checks;
+    int n;
+};
+
+Learned learned[kLearnedStatements];
+int next_victim = 0;
+
+Learned *find(const Encoded &key) {
+    for (Learned &l : learned)
+        if (l.used && l.hash == key.hash && l.key_len == key.key_len && memcmp(l.key, key.key, key.key_len) == 0)
+            return &l;
+    return nullptr;
+}
+
+}  // namespace
+
+void begin_observing(ObservedReads *reads) {
+    reads->checks = NIL;
+    reads->memo_call = false;
+    reads->context = CurrentMemoryContext;
+    reads->user = GetUserId();
+    reads->outer = observing;
+    observing = reads;
+    compat_relation_checks_observer = observe_checks;
+}
+
+void end_observing(ObservedReads *reads) {
+    observing = reads->outer;
+    if (!observing) compat_relation_checks_observer = nullptr;
+}
+
+void note_memo_call() {
+    if (observing) observing->memo_call = true;
+}
+
+const RelationPermission *learned_reads(const Encoded &statement_key, int *n) {
+    Learned *l = find(statement_key);
+    *n = l ? l->n : 0;
+    return l ? l->checks : nullptr;
+}
+
+void learn_reads(const Encoded &statement_key, const RelationPermission *checks, int n) {
+    Learned *l = find(statement_key);
+    List *merged = NIL;
+    MemoryContext context = AllocSetContextCreate(TopMemoryContext, "pg_memo learned reads", ALLOCSET_SMALL_SIZES);
+    MemoryContext old = MemoryContextSwitchTo(context);
+    for (int i = 0; l && i < l->n; i++) add_check(&merged, l->checks[i]);
+    for (int i = 0; i < n; i++) add_check(&merged, checks[i]);
+    Learned fresh{};
+    fresh.used = true;
+    fresh.hash = statement_key.hash;
+    fresh.key_len = statement_key.key_len;
+    fresh.key = static_cast<char *>(palloc(statement_key.key_len));
+    memcpy(fresh.key, statement_key.key, statement_key.key_len);
+    fresh.context = context;
+    fresh.n = list_length(merged);
+    fresh.checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (fresh.n ? fresh.n : 1)));
+    for (int i = 0; i < fresh.n; i++) fresh.checks[i] = *static_cast<RelationPermission *>(list_nth(merged, i));
+    MemoryContextSwitchTo(old);
+    if (!l) {
+        l = &learned[next_victim];
+        next_victim = (next_victim + 1) % kLearnedStatements;
+    }
+    if (l->used) MemoryContextDelete(l->context);
+    *l = fresh;
+}
+
+}  // namespace pgmemo

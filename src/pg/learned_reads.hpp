@@ -1,0 +1,41 @@
+// Reads a query's text does not name: the relations that the statements
+// its functions execute read (a function labelled IMMUTABLE that reads a
+// table), observed while a miss computes, and depended on from the
+// statement's next computation on (docs/consistency.md, "Functions that
+// read tables").
+#pragma once
+
+#include "call.hpp"
+#include "compat.hpp"
+
+namespace pgmemo {
+
+// What one computation observed: the permission checks of every plan the
+// executor started while it ran (its own plan, and nested SPI), and whether
+// a memo call was made inside it.
+struct ObservedReads {
+    List *checks;  // of RelationPermission *, in context
+    bool memo_call;
+    MemoryContext context;  // the caller's, at begin_observing
+    Oid user;               // the computation's current user
+    ObservedReads *outer;  // the computation this one runs inside, or nullptr
+};
+
+// Observes from here until end_observing (nested computations push their
+// own). An error in between must call end_observing too (compute.cpp).
+void begin_observing(ObservedReads *reads);
+void end_observing(ObservedReads *reads);
+
+// A memo call is starting: if a computation is being observed, its result
+// holds what that call returned, whose dependencies it cannot know.
+void note_memo_call();
+
+// The relations learned for a statement (the key of encode_statement), as
+// permission checks (RelationPermission); n = 0 when none.
+const RelationPermission *learned_reads(const Encoded &statement_key, int *n);
+
+// Adds checks to what is learned for the statement (kept in this backend,
+// for its most recent statements).
+void learn_reads(const Encoded &statement_key, const RelationPermission *checks, int n);
+
+}  // namespace pgmemo
