@@ -29,6 +29,14 @@ bool ResultWriter::add_row(const void *data, uint32_t len) noexcept {
     return true;
 }
 
+bool ResultWriter::rebase(char *buf, size_t capacity) noexcept {
+    if (capacity < pos_) return false;
+    if (header_) header_ = reinterpret_cast<ResultHeader *>(buf + (reinterpret_cast<char *>(header_) - buf_));
+    buf_ = buf;
+    cap_ = capacity;
+    return true;
+}
+
 bool ResultWriter::write_count(int64_t count) noexcept {
     if (pos_ != 0 || cap_ < sizeof(ResultHeader)) return false;
     header_ = reinterpret_cast<ResultHeader *>(buf_);

@@ -55,6 +55,11 @@ public:
     // Null texts are written empty.
     bool write_error(int32_t code, const char *message, const char *detail, const char *hint) noexcept;
     size_t size() const noexcept { return pos_; }
+    size_t capacity() const noexcept { return cap_; }
+
+    // Goes on writing into buf, which holds a copy of everything written so
+    // far and has room for capacity bytes (a grown buffer).
+    bool rebase(char *buf, size_t capacity) noexcept;
 
 private:
     char *buf_;

@@ -61,7 +61,6 @@ struct Collector {
     bool mutable_expression;   // e.g. CURRENT_USER, nextval
     bool resolves_names;       // a reg* constant or parameter (regclass, regrole, ...)
     bool runs_bodies;          // calls a function whose body PostgreSQL checks as the caller
-    bool user_parallel_function;  // calls a user's function marked PARALLEL SAFE
     List *relids;              // every relation it reads (OIDs)
     AttrNumber system_column;  // a system column other than tableoid, or 0
     Uncacheable uncacheable;
@@ -286,9 +285,6 @@ bool note_function(Oid funcid, void *context) {
     // on what it calls, USAGE on what it names. A hit cannot repeat those
     // checks, so the entry depends on every role and membership change.
     if (proc->prolang != INTERNALlanguageId && proc->prolang != ClanguageId) c->runs_bodies = true;
-    // A parallel worker would run it, and the statements it runs there
-    // (learned_reads.hpp) would not be seen.
-    if (funcid >= FirstNormalObjectId && proc->proparallel == PROPARALLEL_SAFE) c->user_parallel_function = true;
     // The executor checks EXECUTE as the current user, in views too.
     bool acl_is_null;
     Datum acl = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_proacl, &acl_is_null);
@@ -639,7 +635,6 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     out->relids = static_cast<Oid *>(palloc(sizeof(Oid) * (out->nrelids ? out->nrelids : 1)));
     for (uint32_t i = 0; i < out->nrelids; i++) out->relids[i] = list_nth_oid(c.relids, int(i));
     out->learned = nlearned > 0;
-    out->serial_plan = c.user_parallel_function;
 }
 bool names_clock_time(const char *input) {
     static const char *const kWords[] = {"now", "today", "tomorrow", "yesterday"};

@@ -5,6 +5,7 @@
 
 extern "C" {
 #include "utils/array.h"
+#include "utils/tuplestore.h"
 }
 
 namespace pgmemo {
@@ -16,6 +17,16 @@ constexpr int kMaxSearchPath = 32;
 // more would not fit the key's field list in one allocation.
 constexpr int kMaxParams = 65535;
 
+// Where a list's rows go once they outgrow pg_memo.max_result_size (they
+// will not be stored): straight into the tuplestore the caller returns,
+// which work_mem bounds in memory, so a large result is never copied whole.
+struct RowSpill {
+    MemoryContext context;     // the caller's per-query memory
+    TupleDesc expected;        // the row type the caller expects
+    bool random_access;
+    Tuplestorestate *store;    // set once rows spilled into it
+};
+
 // Everything a call is about, read from its arguments once.
 struct Call {
     Kind kind;
@@ -26,6 +37,7 @@ struct Call {
     bool *param_nulls;
     Oid search_path[kMaxSearchPath];
     int search_path_len;
+    RowSpill *spill = nullptr;  // lists: where rows past the bound go
 };
 
 // A call's cache key: encoded bytes (see src/core/key.hpp) and their hash.

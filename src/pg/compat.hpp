@@ -15,6 +15,7 @@ extern "C" {
 #include "executor/executor.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/guc_tables.h"
 #include "utils/wait_event.h"
@@ -127,12 +128,13 @@ inline bool compat_check_permissions(const RelationPermission *perms, int n) {
 // once; it calls the observer only while one is set (during a miss), so
 // every other statement pays one test.
 using RelationChecksObserver = void (*)(const RelationPermission *checks, int n);
-inline RelationChecksObserver compat_relation_checks_observer = nullptr;  // nullptr: not observing
+inline RelationChecksObserver compat_relation_checks_observer = nullptr;  // installed once
+inline bool (*compat_relation_checks_wanted)() = nullptr;  // cheap: whether to call the observer now
 inline ExecutorCheckPerms_hook_type compat_prev_check_perms_hook = nullptr;
 
 #if PG_VERSION_NUM >= 160000
 inline bool compat_check_perms_hook(List *rtable, List *perminfos, bool ereport_on_violation) {
-    if (!compat_relation_checks_observer)
+    if (!compat_relation_checks_wanted || !compat_relation_checks_wanted())
         return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, perminfos, ereport_on_violation)
                                             : true;
     int n = list_length(perminfos), i = 0;
@@ -149,7 +151,7 @@ inline bool compat_check_perms_hook(List *rtable, List *perminfos, bool ereport_
 }
 #else
 inline bool compat_check_perms_hook(List *rtable, bool ereport_on_violation) {
-    if (!compat_relation_checks_observer)
+    if (!compat_relation_checks_wanted || !compat_relation_checks_wanted())
         return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, ereport_on_violation) : true;
     int n = 0;
     auto *checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(rtable) + 1)));
@@ -165,9 +167,31 @@ inline bool compat_check_perms_hook(List *rtable, bool ereport_on_violation) {
 }
 #endif
 
-inline void compat_install_relation_checks_hook() {
+inline void compat_install_relation_checks_hook(bool (*wanted)(), RelationChecksObserver observer) {
+    compat_relation_checks_wanted = wanted;
+    compat_relation_checks_observer = observer;
     compat_prev_check_perms_hook = ExecutorCheckPerms_hook;
     ExecutorCheckPerms_hook = compat_check_perms_hook;
+}
+
+// This backend's number in the proc array, and that of the leader of the
+// parallel query this process is a worker of (-1 if none). 17 replaced
+// PGPROC's pgprocno with GetNumberFromPGProc.
+inline int compat_my_proc_number() {
+#if PG_VERSION_NUM >= 170000
+    return MyProcNumber;
+#else
+    return MyProc->pgprocno;
+#endif
+}
+inline int compat_parallel_leader_number() {
+    PGPROC *leader = MyProc ? MyProc->lockGroupLeader : nullptr;
+    if (!leader || leader == MyProc) return -1;
+#if PG_VERSION_NUM >= 170000
+    return GetNumberFromPGProc(leader);
+#else
+    return leader->pgprocno;
+#endif
 }
 
 // The variable behind a built-in string setting, found by a scan of the

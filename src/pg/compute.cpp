@@ -20,6 +20,9 @@
 
 extern "C" {
 #include "access/heaptoast.h"
+#include "access/tupconvert.h"
+#include "executor/tuptable.h"
+#include "tcop/dest.h"
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -107,43 +110,153 @@ ParamListInfo bind_parameters(const Call &call, const VarParams &vp) {
     return params;
 }
 
-// Encodes the SPI result into a payload allocated in ctx.
-Result encode_spi_result(Kind kind, MemoryContext ctx) {
-    Result r{};
-    SPITupleTable *tt = SPI_tuptable;
-    if (kind == Kind::Count) {
-        bool isnull;
-        Datum d = SPI_getbinval(tt->vals[0], tt->tupdesc, 1, &isnull);
-        r.len = sizeof(ResultHeader);
-        r.payload = static_cast<char *>(MemoryContextAlloc(ctx, r.len));
-        ResultWriter w(r.payload, r.len);
-        w.write_count(isnull ? 0 : DatumGetInt64(d));
-        return r;
-    }
+// The executor's rows, received one by one (a DestReceiver): a count's one
+// row, or a list's rows written into the payload to store, until the
+// payload would outgrow pg_memo.max_result_size; from then on (it will not
+// be stored) the rows go into the caller's tuplestore (Call::spill), the
+// payload's rows first. So a result too large to store costs the backend
+// what the query run plainly through a function costs: the executor's
+// memory and work_mem, not a copy of every row (SPI's own tuple table
+// would be one, and the payload a second).
+struct ResultReceiver {
+    DestReceiver pub;  // first: the executor sees a DestReceiver
+    Kind kind;
+    MemoryContext payload_context;
+    RowSpill *spill;   // nullptr: everything goes into the payload
+    uint64_t bound;    // payload bytes past which rows spill
+    TupleDesc desc;
+    ColumnType *cols;  // desc's column types
+    char *payload;
+    ResultWriter writer;
+    TupleConversionMap *map;  // spilled rows to the caller's row type, or nullptr
+    int64 count;
+};
 
-    TupleDesc desc = tt->tupdesc;
-    uint64 nrows = SPI_processed;
-    // Out-of-line values point into TOAST tables; a stored row must carry
-    // its own bytes.
-    HeapTuple *rows = static_cast<HeapTuple *>(palloc(sizeof(HeapTuple) * (nrows ? nrows : 1)));
-    size_t size = result_prefix_size(uint32_t(desc->natts));
-    for (uint64 i = 0; i < nrows; i++) {
-        HeapTuple t = tt->vals[i];
-        rows[i] = HeapTupleHasExternal(t) ? toast_flatten_tuple(t, desc) : t;
-        size += row_space(rows[i]->t_len);
+constexpr size_t kFirstPayloadBytes = 8192;
+
+bool receive_count(TupleTableSlot *slot, DestReceiver *self) {
+    auto *rr = reinterpret_cast<ResultReceiver *>(self);
+    bool isnull;
+    Datum d = slot_getattr(slot, 1, &isnull);
+    rr->count = isnull ? 0 : DatumGetInt64(d);
+    return true;
+}
+
+void spill_row(ResultReceiver *rr, HeapTuple tuple) {
+    if (!rr->map) return tuplestore_puttuple(rr->spill->store, tuple);
+    HeapTuple converted = execute_attr_map_tuple(tuple, rr->map);
+    tuplestore_puttuple(rr->spill->store, converted);
+    heap_freetuple(converted);
+}
+
+// The payload's rows move to the caller's tuplestore, and the payload goes.
+void start_spilling(ResultReceiver *rr) {
+    RowSpill *spill = rr->spill;
+    MemoryContext old = MemoryContextSwitchTo(spill->context);
+    spill->store = tuplestore_begin_heap(spill->random_access, false, work_mem);
+    MemoryContextSwitchTo(old);
+    if (!same_row_shape(rr->cols, uint32_t(rr->desc->natts), spill->expected))
+        rr->map = convert_tuples_by_position(rr->desc, spill->expected,
+                                             "query result does not match the column definition list");
+    ResultReader rd(rr->payload, rr->writer.size());
+    const char *data;
+    uint32_t len;
+    while (rd.next_row(&data, &len)) {
+        HeapTupleData tuple;
+        tuple.t_len = len;
+        tuple.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(data));
+        ItemPointerSetInvalid(&tuple.t_self);
+        tuple.t_tableOid = InvalidOid;
+        spill_row(rr, &tuple);
     }
-    if (size > MaxAllocHugeSize || size > UINT32_MAX)
+    pfree(rr->payload);
+    rr->payload = nullptr;
+}
+
+// Room for space more bytes in the payload: doubled (huge allocations).
+void grow_payload(ResultReceiver *rr, size_t space) {
+    size_t needed = rr->writer.size() + space;
+    if (needed > MaxAllocHugeSize || needed > UINT32_MAX)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("query result is too large")));
+    size_t grown = Max(rr->writer.capacity() * 2, needed);
+    grown = Min(grown, size_t(Min(MaxAllocHugeSize, size_t(UINT32_MAX))));
+    rr->payload = static_cast<char *>(repalloc_huge(rr->payload, grown));
+    rr->writer.rebase(rr->payload, grown);
+}
 
+bool receive_row(TupleTableSlot *slot, DestReceiver *self) {
+    auto *rr = reinterpret_cast<ResultReceiver *>(self);
+    bool should_free;
+    HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
+    if (rr->spill && rr->spill->store) {
+        spill_row(rr, tuple);
+    } else {
+        // A stored row must carry its own bytes, not TOAST pointers.
+        MemoryContext old = MemoryContextSwitchTo(rr->payload_context);
+        HeapTuple flat = HeapTupleHasExternal(tuple) ? toast_flatten_tuple(tuple, rr->desc) : tuple;
+        MemoryContextSwitchTo(old);
+        size_t space = row_space(flat->t_len);
+        if (rr->spill && rr->writer.size() + space > rr->bound) {
+            start_spilling(rr);
+            spill_row(rr, flat);
+        } else {
+            if (space > rr->writer.capacity() - rr->writer.size()) grow_payload(rr, space);
+            rr->writer.add_row(flat->t_data, flat->t_len);
+        }
+        if (flat != tuple) heap_freetuple(flat);
+    }
+    if (should_free) heap_freetuple(tuple);
+    return true;
+}
+
+void receiver_startup(DestReceiver *self, int, TupleDesc desc) {
+    auto *rr = reinterpret_cast<ResultReceiver *>(self);
+    rr->desc = desc;
+    if (rr->kind == Kind::Count) return;
     auto *cols = static_cast<ColumnType *>(palloc(sizeof(ColumnType) * (desc->natts ? desc->natts : 1)));
     for (int i = 0; i < desc->natts; i++)
         cols[i] = ColumnType{TupleDescAttr(desc, i)->atttypid, TupleDescAttr(desc, i)->atttypmod};
+    rr->cols = cols;
+    size_t capacity = result_prefix_size(uint32_t(desc->natts)) + kFirstPayloadBytes;
+    rr->payload = static_cast<char *>(MemoryContextAllocHuge(rr->payload_context, capacity));
+    rr->writer = ResultWriter(rr->payload, capacity);
+    rr->writer.begin_rows(cols, uint32_t(desc->natts));
+}
 
-    r.len = uint32_t(size);
-    r.payload = static_cast<char *>(MemoryContextAllocHuge(ctx, size));
-    ResultWriter w(r.payload, size);
-    w.begin_rows(cols, uint32_t(desc->natts));
-    for (uint64 i = 0; i < nrows; i++) w.add_row(rows[i]->t_data, rows[i]->t_len);
+void receiver_shutdown(DestReceiver *) {}
+void receiver_destroy(DestReceiver *) {}
+
+ResultReceiver *new_receiver(const Call &call, MemoryContext payload_context) {
+    auto *rr = static_cast<ResultReceiver *>(palloc0(sizeof(ResultReceiver)));
+    rr->pub.receiveSlot = call.kind == Kind::Count ? receive_count : receive_row;
+    rr->pub.rStartup = receiver_startup;
+    rr->pub.rShutdown = receiver_shutdown;
+    rr->pub.rDestroy = receiver_destroy;
+    rr->pub.mydest = DestTuplestore;  // anything but DestNone, for which SPI reports no SELECT
+    rr->kind = call.kind;
+    rr->payload_context = payload_context;
+    rr->spill = call.kind == Kind::List ? call.spill : nullptr;
+    rr->bound = uint64_t(guc_max_result_size_kb) * 1024;
+    rr->writer = ResultWriter(nullptr, 0);
+    return rr;
+}
+
+// What the receiver holds once the executor is done.
+Result received_result(ResultReceiver *rr) {
+    Result r{};
+    if (rr->kind == Kind::Count) {
+        r.len = sizeof(ResultHeader);
+        r.payload = static_cast<char *>(MemoryContextAlloc(rr->payload_context, r.len));
+        ResultWriter w(r.payload, r.len);
+        w.write_count(rr->count);
+        return r;
+    }
+    if (rr->spill && rr->spill->store) {
+        r.spilled = true;
+        return r;
+    }
+    r.payload = rr->payload;
+    r.len = uint32_t(rr->writer.size());
     return r;
 }
 
@@ -207,7 +320,7 @@ SPIPlanPtr prepare_text(const char *sql, VarParams *vp) {
 // checks USAGE on the schemas of qualified names: noted for the hits to
 // check again. learned: what the statement's functions were seen to read.
 SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp, MemoryContext caller_ctx,
-                             const RelationPermission *learned, int nlearned) {
+                             const LearnedReads &learned) {
     const char *sql = statement_text(call);
     start_schema_lookups();
     SPIPlanPtr plan = prepare_text(sql, vp);
@@ -215,14 +328,14 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
     auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
     Query *query = linitial_node(Query, source->query_list);
-    analyze_query(query, sql, call.search_path, call.search_path_len, learned, nlearned, analysis);
+    analyze_query(query, sql, call.search_path, call.search_path_len, learned.checks, learned.n, analysis);
     // Deltas carry a selection of one table: a function reading another
     // would change the result without a record for it.
-    analysis->delta_relid = nlearned > 0 ? InvalidOid : delta_relation(query, call.kind);
+    analysis->delta_relid = learned.n > 0 ? InvalidOid : delta_relation(query, call.kind);
     MemoryContextSwitchTo(spi_ctx);
-    if (analysis->serial_plan) {
-        // No parallel workers: the statements a user's function runs in one
-        // would not be observed here (learned_reads.hpp).
+    if (learned.serial_plan) {
+        // No parallel workers: the statements a function ran in one were
+        // not observed here (learned_reads.hpp).
         SPI_freeplan(plan);
         plan = SPI_prepare_cursor(sql, vp->count, vp->types, 0);
         if (!plan) elog(ERROR, "pg_memo: preparing the query failed: %s", SPI_result_code_string(SPI_result));
@@ -241,12 +354,11 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
 PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalidations_seen, bool path_moved) {
     MemoryContext caller_ctx = CurrentMemoryContext;
     Encoded statement_key = encode_statement(call);
-    int nlearned;
-    const RelationPermission *learned = learned_reads(statement_key, &nlearned);
+    LearnedReads learned = learned_reads(statement_key);
     // A statement whose functions read tables is planned anew each time:
     // its plan may hold what such a function returned when it was planned
     // (an IMMUTABLE call folded into a constant).
-    bool reuse = !transaction_changed_catalogs() && !path_moved && nlearned == 0;
+    bool reuse = !transaction_changed_catalogs() && !path_moved && learned.n == 0 && !learned.serial_plan;
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
 
     PreparedStatement *kept = reuse ? find_statement(statement_key, invalidations_seen) : nullptr;
@@ -260,7 +372,7 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
     // The parser grows this array with repalloc, which keeps it in our
     // context: SPI frees its own execution memory when prepare returns.
     VarParams vp{static_cast<Oid *>(MemoryContextAllocZero(caller_ctx, sizeof(Oid))), 0};
-    SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx, learned, nlearned);
+    SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx, learned);
     ParamListInfo params = bind_parameters(call, vp);
     if (reuse && analysis->uncacheable == Uncacheable::No)
         kept = keep_statement(statement_key, plan, vp.types, vp.count, *analysis, invalidations_seen);
@@ -300,32 +412,31 @@ Query *prepared_query_tree(SPIPlanPtr plan) {
 namespace {
 
 // Runs the plan with a new snapshot (volatile SPI: never the caller's), or
-// with the one given, whose command id SPI advances as it would its own.
-int execute(const PreparedQuery &q, Snapshot snapshot) {
-    if (snapshot == InvalidSnapshot) {
-        SPIExecuteOptions options;
-        memset(&options, 0, sizeof options);
-        options.params = q.params;
-        options.read_only = false;
-        return SPI_execute_plan_extended(q.plan, &options);
-    }
-    int n = q.params ? q.params->numParams : 0;
-    Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * (n ? n : 1)));
-    char *nulls = static_cast<char *>(palloc(n + 1));
-    for (int i = 0; i < n; i++) {
-        values[i] = q.params->params[i].value;
-        nulls[i] = q.params->params[i].isnull ? 'n' : ' ';
-    }
-    nulls[n] = '\0';
-    return SPI_execute_snapshot(q.plan, values, nulls, snapshot, InvalidSnapshot, false, false, 0);
+// with the one given (pushed as the active snapshot, which read-only SPI
+// uses as it is), its rows going to dest.
+int execute(const PreparedQuery &q, Snapshot snapshot, DestReceiver *dest) {
+    SPIExecuteOptions options;
+    memset(&options, 0, sizeof options);
+    options.params = q.params;
+    options.read_only = snapshot != InvalidSnapshot;
+    options.dest = dest;
+    if (snapshot == InvalidSnapshot) return SPI_execute_plan_extended(q.plan, &options);
+    PushActiveSnapshot(snapshot);
+    int rc;
+    PG_TRY();
+    { rc = SPI_execute_plan_extended(q.plan, &options); }
+    PG_FINALLY();
+    { PopActiveSnapshot(); }
+    PG_END_TRY();
+    return rc;
 }
 
 // Runs the plan, observing what every plan it starts reads (learned_reads.hpp).
-int execute_observed(const PreparedQuery &q, Snapshot snapshot, ObservedReads *reads) {
+int execute_observed(const PreparedQuery &q, Snapshot snapshot, DestReceiver *dest, ObservedReads *reads) {
     int rc;
     begin_observing(reads);
     PG_TRY();
-    { rc = execute(q, snapshot); }
+    { rc = execute(q, snapshot, dest); }
     PG_CATCH();
     {
         end_observing(reads);  // backend-local; no shared memory is written
@@ -352,11 +463,11 @@ void note_unnamed_reads(const PreparedQuery &q, const ObservedReads &reads, Anal
         for (uint32_t i = 0; i < analysis->nrelids && !named; i++) named = analysis->relids[i] == check->relid;
         if (!named) unnamed[n++] = *check;
     }
-    if (n == 0 && !reads.memo_call) return;
+    if (n == 0 && !reads.memo_call && !reads.worker_statements) return;
     analysis->uncacheable = Uncacheable::ReadsUnnamed;
-    if (n == 0) return;
+    if (n == 0 && !reads.worker_statements) return;
     check_learned_reads(unnamed, n);
-    learn_reads(q.statement_key, unnamed, n);
+    learn_reads(q.statement_key, unnamed, n, reads.worker_statements);
     if (q.kept) forget_statement(q.kept);  // its plan may hold such a function's folded result
 }
 
@@ -413,13 +524,15 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         if (keep_by_deltas) LockRelationOid(analysis->delta_relid, AccessShareLock);
         Snapshot snapshot = keep_by_deltas ? RegisterSnapshot(GetTransactionSnapshot()) : InvalidSnapshot;
         ObservedReads reads;
-        int rc = execute_observed(q, snapshot, &reads);
+        ResultReceiver *receiver = new_receiver(call, caller_ctx);
+        int rc = execute_observed(q, snapshot, &receiver->pub, &reads);
         if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
         note_unnamed_reads(q, reads, analysis);
 
-        Result r = encode_spi_result(call.kind, caller_ctx);
+        Result r = received_result(receiver);
         if (keep_by_deltas) {
-            if (storable(*analysis, bypass)) settle_with_deltas(analysis, q, key, call.kind, snapshot, &r, caller_ctx);
+            if (storable(*analysis, bypass) && !r.spilled)
+                settle_with_deltas(analysis, q, key, call.kind, snapshot, &r, caller_ctx);
             UnregisterSnapshot(snapshot);
         }
         SPI_finish();
@@ -462,6 +575,15 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
 
 }  // namespace
 
+bool same_row_shape(const ColumnType *cols, uint32_t ncols, TupleDesc expected) {
+    if (uint32_t(expected->natts) != ncols) return false;
+    for (int i = 0; i < expected->natts; i++) {
+        Form_pg_attribute att = TupleDescAttr(expected, i);
+        if (att->attisdropped || att->atttypid != cols[i].type_oid) return false;
+    }
+    return true;
+}
+
 bool error_belongs_to_query(int sqlerrcode) {
     switch (ERRCODE_TO_CATEGORY(sqlerrcode)) {
         case ERRCODE_OPERATOR_INTERVENTION:             // 57: cancel, timeout, shutdown
@@ -486,7 +608,7 @@ bool error_is_remembered(int sqlerrcode) {
 
 bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
                   uint64_t *pinned) {
-    if (r.len > uint64_t(guc_max_result_size_kb) * 1024) {
+    if (r.spilled || r.len > uint64_t(guc_max_result_size_kb) * 1024) {
         sh.stats.add(slot, kTooLarge);
         return false;
     }

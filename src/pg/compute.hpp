@@ -3,6 +3,7 @@
 
 #include "analysis.hpp"
 #include "call.hpp"
+#include "result_format.hpp"
 
 extern "C" {
 #include "executor/spi.h"
@@ -10,10 +11,14 @@ extern "C" {
 
 namespace pgmemo {
 
-// A result ready to hand over: a payload in ResultReader format.
+// A result ready to hand over: a payload in ResultReader format, or, for
+// a list larger than pg_memo.max_result_size, its rows already in the
+// caller's tuplestore (the call's RowSpill).
 struct Result {
     char *payload;
     uint32_t len;
+    bool spilled;
+    bool present() const { return payload != nullptr || spilled; }
 };
 
 // Computes the call uncached, counts it, and stores the result unless
@@ -45,6 +50,10 @@ void wait_for_commits_in_progress(const DepStamp *deps, uint32_t ndeps);
 // The analyzed query of a prepared statement (for a count, the wrapper
 // around the caller's text).
 Query *prepared_query_tree(SPIPlanPtr plan);
+
+// Whether rows of these column types can be handed over as they are to a
+// caller that expects a row of type expected (the same types by position).
+bool same_row_shape(const ColumnType *cols, uint32_t ncols, TupleDesc expected);
 
 // Errors of the query itself, which every caller of the key would get
 // too: shared with a flight's waiters. Not those of the caller's situation

@@ -18,8 +18,11 @@
 #include "learned_reads.hpp"
 
 extern "C" {
+#include "access/parallel.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
+#include "port/atomics.h"
+#include "storage/shmem.h"
 #include "utils/memutils.h"
 }
 
@@ -28,6 +31,29 @@ namespace pgmemo {
 namespace {
 
 ObservedReads *observing = nullptr;
+
+// Per backend (by proc number), while it observes a computation: kObserving
+// set by the backend; kWorkerStatements raised by a parallel worker of it
+// that started a plan of its own beyond its share of the query's (a
+// function's statement reading relations).
+constexpr uint32 kObserving = 1, kWorkerStatements = 2;
+pg_atomic_uint32 *leader_flags = nullptr;
+int worker_plans = 0;  // in a parallel worker: plans started so far (the first is the query's)
+
+pg_atomic_uint32 *my_flags() {
+    int me = compat_my_proc_number();
+    return leader_flags && me >= 0 && me < MaxBackends ? &leader_flags[me] : nullptr;
+}
+
+bool checks_wanted() { return observing != nullptr || IsParallelWorker(); }
+
+void note_worker_checks(int n) {
+    if (++worker_plans == 1 || n == 0 || !leader_flags) return;
+    int leader = compat_parallel_leader_number();
+    if (leader < 0 || leader >= MaxBackends) return;
+    if (pg_atomic_read_u32(&leader_flags[leader]) & kObserving)
+        pg_atomic_fetch_or_u32(&leader_flags[leader], kWorkerStatements);
+}
 
 void add_check(List **checks, const RelationPermission &check) {
     ListCell *lc;
@@ -48,6 +74,8 @@ void add_check(List **checks, const RelationPermission &check) {
 // The executor is about to start a plan. A check made as the current user
 // inside a SECURITY DEFINER function is made as its owner: recorded so.
 void observe_checks(const RelationPermission *checks, int n) {
+    if (IsParallelWorker()) return note_worker_checks(n);
+    if (!observing) return;
     MemoryContext old = MemoryContextSwitchTo(observing->context);
     for (int i = 0; i < n; i++) {
         RelationPermission check = checks[i];
@@ -69,6 +97,7 @@ struct Learned {
     MemoryContext context;  // the key and the checks
     RelationPermission *checks;
     int n;
+    bool serial_plan;
 };
 
 Learned learned[kLearnedStatements];
@@ -86,29 +115,35 @@ Learned *find(const Encoded &key) {
 void begin_observing(ObservedReads *reads) {
     reads->checks = NIL;
     reads->memo_call = false;
+    reads->worker_statements = false;
     reads->context = CurrentMemoryContext;
     reads->user = GetUserId();
     reads->outer = observing;
+    if (!observing && my_flags()) pg_atomic_write_u32(my_flags(), kObserving);
     observing = reads;
-    compat_relation_checks_observer = observe_checks;
 }
 
 void end_observing(ObservedReads *reads) {
+    // The workers of a parallel plan end before the plan does.
+    if (pg_atomic_uint32 *flags = my_flags()) {
+        reads->worker_statements = (pg_atomic_fetch_and_u32(flags, ~kWorkerStatements) & kWorkerStatements) != 0;
+        if (!reads->outer) pg_atomic_write_u32(flags, 0);
+    }
     observing = reads->outer;
-    if (!observing) compat_relation_checks_observer = nullptr;
+    if (observing) observing->worker_statements |= reads->worker_statements;
 }
 
 void note_memo_call() {
     if (observing) observing->memo_call = true;
 }
 
-const RelationPermission *learned_reads(const Encoded &statement_key, int *n) {
+LearnedReads learned_reads(const Encoded &statement_key) {
     Learned *l = find(statement_key);
-    *n = l ? l->n : 0;
-    return l ? l->checks : nullptr;
+    if (!l) return LearnedReads{nullptr, 0, false};
+    return LearnedReads{l->checks, l->n, l->serial_plan};
 }
 
-void learn_reads(const Encoded &statement_key, const RelationPermission *checks, int n) {
+void learn_reads(const Encoded &statement_key, const RelationPermission *checks, int n, bool serial_plan) {
     Learned *l = find(statement_key);
     List *merged = NIL;
     MemoryContext context = AllocSetContextCreate(TopMemoryContext, "pg_memo learned reads", ALLOCSET_SMALL_SIZES);
@@ -123,6 +158,7 @@ void learn_reads(const Encoded &statement_key, const RelationPermission *checks,
     memcpy(fresh.key, statement_key.key, statement_key.key_len);
     fresh.context = context;
     fresh.n = list_length(merged);
+    fresh.serial_plan = serial_plan || (l && l->serial_plan);
     fresh.checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (fresh.n ? fresh.n : 1)));
     for (int i = 0; i < fresh.n; i++) fresh.checks[i] = *static_cast<RelationPermission *>(list_nth(merged, i));
     MemoryContextSwitchTo(old);
@@ -132,6 +168,16 @@ void learn_reads(const Encoded &statement_key, const RelationPermission *checks,
     }
     if (l->used) MemoryContextDelete(l->context);
     *l = fresh;
+}
+
+void register_read_observer() { compat_install_relation_checks_hook(checks_wanted, observe_checks); }
+
+size_t learned_reads_shared_size() { return mul_size(sizeof(pg_atomic_uint32), size_t(MaxBackends)); }
+
+void learned_reads_attach(char *mem, bool initialize) {
+    leader_flags = reinterpret_cast<pg_atomic_uint32 *>(mem);
+    if (initialize)
+        for (int i = 0; i < MaxBackends; i++) pg_atomic_init_u32(&leader_flags[i], 0);
 }
 
 }  // namespace pgmemo

@@ -16,6 +16,10 @@ namespace pgmemo {
 struct ObservedReads {
     List *checks;  // of RelationPermission *, in context
     bool memo_call;
+    // A parallel worker of the computation ran a statement that reads
+    // relations (a user's PARALLEL SAFE function): its checks are not seen
+    // here, so the statement is planned without workers from now on.
+    bool worker_statements;
     MemoryContext context;  // the caller's, at begin_observing
     Oid user;               // the computation's current user
     ObservedReads *outer;  // the computation this one runs inside, or nullptr
@@ -30,12 +34,24 @@ void end_observing(ObservedReads *reads);
 // holds what that call returned, whose dependencies it cannot know.
 void note_memo_call();
 
-// The relations learned for a statement (the key of encode_statement), as
-// permission checks (RelationPermission); n = 0 when none.
-const RelationPermission *learned_reads(const Encoded &statement_key, int *n);
+// What is learned of a statement (the key of encode_statement): the
+// relations its functions' statements read, as permission checks, and
+// whether it must be planned without parallel workers.
+struct LearnedReads {
+    const RelationPermission *checks;
+    int n;
+    bool serial_plan;
+};
+LearnedReads learned_reads(const Encoded &statement_key);
 
-// Adds checks to what is learned for the statement (kept in this backend,
-// for its most recent statements).
-void learn_reads(const Encoded &statement_key, const RelationPermission *checks, int n);
+// Adds to what is learned of the statement (kept in this backend, for its
+// most recent statements).
+void learn_reads(const Encoded &statement_key, const RelationPermission *checks, int n, bool serial_plan);
+
+// Installs the executor hook (from _PG_init); the shared flags a parallel
+// worker raises for its leader (part of pg_memo's region).
+void register_read_observer();
+size_t learned_reads_shared_size();
+void learned_reads_attach(char *mem, bool initialize);
 
 }  // namespace pgmemo

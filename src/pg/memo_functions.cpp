@@ -96,7 +96,7 @@ bool serve_or_refresh(const Call &call, const Encoded &key, uint32_t slot, const
                 return Result{};  // not readable by this caller: the miss path
             },
             &refresh);
-        return out->payload != nullptr;
+        return out->present();
     }
     return serve_older(older, slot, kStaleHits, out);
 }
@@ -153,12 +153,7 @@ namespace {
 // The stored rows have the query's own shape; they can be handed over as
 // they are when the caller's row type has the same column types.
 bool same_shape(const ResultReader &rd, TupleDesc expected) {
-    if (uint32_t(expected->natts) != rd.ncolumns()) return false;
-    for (int i = 0; i < expected->natts; i++) {
-        Form_pg_attribute att = TupleDescAttr(expected, i);
-        if (att->attisdropped || att->atttypid != rd.columns()[i].type_oid) return false;
-    }
-    return true;
+    return same_row_shape(rd.columns(), rd.ncolumns(), expected);
 }
 
 // The row type the caller expects; checked before anything is computed.
@@ -176,8 +171,14 @@ TupleDesc expected_row_type(FunctionCallInfo fcinfo) {
     return expected;
 }
 
-Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r) {
+Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, const RowSpill &spill) {
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    if (r.spilled) {  // too large to store: its rows are in the tuplestore already
+        rsinfo->returnMode = SFRM_Materialize;
+        rsinfo->setResult = spill.store;
+        rsinfo->setDesc = CreateTupleDescCopy(expected);
+        return (Datum)0;
+    }
 
     ResultReader rd(r.payload, r.len);
     if (!rd.valid() || rd.kind() != ResultKind::Rows) elog(ERROR, "pg_memo: corrupt row result");
@@ -217,9 +218,13 @@ Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r) 
 
 Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
     TupleDesc expected = expected_row_type(fcinfo);
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, expected,
+                   (rsinfo->allowedModes & SFRM_Materialize_Random) != 0, nullptr};
     Call call;
     read_arguments(fcinfo, first_arg, Kind::List, &call);
-    return return_rows(fcinfo, expected, memoize(call));
+    call.spill = &spill;
+    return return_rows(fcinfo, expected, memoize(call), spill);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // pg_memo's entry point: what loading the library installs.
 #include "pg_memo.hpp"
 
-#include "compat.hpp"
 #include "invalidation.hpp"
+#include "learned_reads.hpp"
 #include "wal_records.hpp"
 
 extern "C" {
@@ -22,6 +22,7 @@ void _PG_init(void) {
     pgmemo::register_shared_memory_hooks();
     pgmemo::register_invalidation_callbacks();
     pgmemo::register_wal_records();
-    // What the statements a miss's functions run read (learned_reads.hpp).
-    pgmemo::compat_install_relation_checks_hook();
+    // ExecutorCheckPerms_hook: what the statements a miss's functions run
+    // read (learned_reads.hpp).
+    pgmemo::register_read_observer();
 }

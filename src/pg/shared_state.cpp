@@ -2,6 +2,7 @@
 //   [Generations counters][StatsTable slots][FlightTable slots]
 //   [Store: header, buckets, arena][DeltaLog: chain heads, ring]
 //   [standby replay state (src/pg/wal_records.hpp)]
+//   [each backend's flags for its parallel workers (src/pg/learned_reads.hpp)]
 //   [warm restart's status (src/pg/warm_restart.hpp)]
 // plus the named LWLock tranche "pg_memo":
 //   locks[0 .. kPartitions-1]  index partitions (see src/core/store.hpp)
@@ -12,6 +13,7 @@
 // The locking protocol itself is documented in src/core/store.hpp and
 // docs/architecture.md.
 #include "pg_memo.hpp"
+#include "learned_reads.hpp"
 #include "wal_records.hpp"
 #include "warm_restart.hpp"
 
@@ -73,6 +75,7 @@ size_t region_size() {
     size = add_size(size, Store::shared_size(store_config()));
     size = add_size(size, DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024));
     size = add_size(size, standby_replay_shared_size());
+    size = add_size(size, learned_reads_shared_size());
     return add_size(size, warm_restart_shared_size());
 }
 
@@ -95,7 +98,8 @@ void memo_shmem_startup() {
     StoreConfig cfg = store_config();
     char *deltas_mem = store_mem + Store::shared_size(cfg);
     char *replay_mem = deltas_mem + DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024);
-    char *warm_restart_mem = replay_mem + standby_replay_shared_size();
+    char *learned_mem = replay_mem + standby_replay_shared_size();
+    char *warm_restart_mem = learned_mem + learned_reads_shared_size();
 
     if (!found) {
         Generations::initialize(gens_mem);
@@ -117,6 +121,7 @@ void memo_shmem_startup() {
                      StatsTable::attach(stats_mem, guc_max_cache_names), &store_locks),
                FlightTable::attach(flights_mem, guc_max_flights), DeltaLog::attach(deltas_mem)};
     standby_replay_attach(replay_mem, !found);
+    learned_reads_attach(learned_mem, !found);
     LWLockRelease(AddinShmemInitLock);
 
     // In the postmaster, before any other process exists: restores the

@@ -25,15 +25,18 @@ max_prepared_transactions = 20
 my $conn = { psql => 'psql', host => $node->host, port => $node->port, dbname => 'postgres' };
 MemoConsistency::setup($conn, seed_rows => 2000);
 
-# 1. The judge itself can fail. A query that reads a table through a
-#    function falsely declared IMMUTABLE is invisible to pg_memo's
-#    dependency tracking: after a write to that table, the cache serves the
-#    old result, and the check must say so.
+# 1. The judge itself can fail. A query that reads a large object through
+#    a function falsely declared IMMUTABLE is invisible to pg_memo's
+#    dependency tracking (no plan reads it: docs/reference.md, "Functions
+#    inside a cached query"): after the object changes, the cache serves
+#    the old result, and the check must say so. chk.hidden only counts the
+#    writes for the judge (its trigger bumps chk.commits).
 $node->safe_psql('postgres', q{
   CREATE TABLE chk.hidden (id int PRIMARY KEY, v int);
   INSERT INTO chk.hidden VALUES (1, 3);
-  CREATE FUNCTION chk.hidden_value(int) RETURNS int LANGUAGE sql IMMUTABLE
-    AS 'SELECT v FROM chk.hidden WHERE id = $1';
+  SELECT lo_from_bytea(4343, '3');
+  CREATE FUNCTION chk.hidden_value(int) RETURNS int LANGUAGE plpgsql IMMUTABLE
+    AS 'BEGIN RETURN convert_from(lo_get(4343), ''UTF8'')::int + 0 * $1; END';
   CREATE TRIGGER chk_count_write AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON chk.hidden
     FOR EACH STATEMENT EXECUTE FUNCTION chk.count_write();
 });
@@ -45,6 +48,7 @@ $node->safe_psql('postgres', q{
     $writer->ok(q{SET chk.writer = '1'});
     my $write = sub {
         my ($v, %o) = @_;
+        $writer->ok("SELECT lo_put(4343, 0, '$v')");
         $writer->ok("UPDATE chk.hidden SET v = $v");
         $writer->ok('UPDATE chk.acks a SET n = c.n FROM chk.commits c WHERE c.writer = a.writer AND a.writer = 1')
           unless $o{unacknowledged};
@@ -67,7 +71,7 @@ $node->safe_psql('postgres', q{
         'judge: and in one statement');
     $reader->close;
     $writer->close;
-    $node->safe_psql('postgres', 'DROP TABLE chk.hidden CASCADE; DROP FUNCTION chk.hidden_value(int)');
+    $node->safe_psql('postgres', 'DROP TABLE chk.hidden CASCADE; DROP FUNCTION chk.hidden_value(int); SELECT lo_unlink(4343)');
     $node->safe_psql('postgres', 'SELECT memo.reset(); SELECT memo.reset_stats()');
 }
 

@@ -1345,6 +1345,18 @@ my @probes = (
               CREATE FUNCTION adv_fr10n() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT count(*) FROM adv_fr10s';},
         kind   => 'count', query => 'SELECT * FROM adv_fr10 WHERE x <= adv_fr10n()',
         change => q{REVOKE adv_frmg FROM adv_frm;} },
+    # In a parallel worker: the worker's executor checks are not this
+    # backend's; the worker says that it ran statements, and the query is
+    # planned without workers from then on.
+    {   name   => 'func.immutable_parallel_safe_reads_table_in_worker',
+        session => 'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; '
+          . 'SET parallel_leader_participation = off',
+        setup  => q{CREATE TABLE adv_fr12 AS SELECT g AS x FROM generate_series(1, 1000) g; SELECT memo.watch('adv_fr12');}
+          . tab('adv_fr12s', 3)
+          . q{CREATE FUNCTION adv_fr12n(int) RETURNS bool IMMUTABLE PARALLEL SAFE LANGUAGE plpgsql
+                AS 'BEGIN RETURN EXISTS (SELECT 1 FROM adv_fr12s WHERE x = $1); END';},
+        kind   => 'count', query => 'SELECT * FROM adv_fr12 WHERE adv_fr12n(x)',
+        change => q{INSERT INTO adv_fr12s VALUES (4), (5);} },
     {   name   => 'func.immutable_calls_memo',
         setup  => tab('adv_fr11', 10) . tab('adv_fr11s', 3)
           . q{CREATE FUNCTION adv_fr11n() RETURNS bigint IMMUTABLE LANGUAGE sql

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -65,4 +66,31 @@ TEST(ResultFormat, ErrorRoundTrip) {
     EXPECT_STREQ(rd.error_detail(), "");
     EXPECT_STREQ(rd.error_hint(), "hint");
     EXPECT_FALSE(ResultReader(buf.data(), w.size() - 1).valid()) << "a cut text is refused";
+}
+
+// A result built in a buffer that grows (the glue's receiver): rebasing
+// onto a larger copy keeps the header and the rows written so far.
+TEST(ResultFormat, RebaseOntoGrownBuffer) {
+    ColumnType cols[1] = {{25, -1}};
+    alignas(8) std::vector<uint64_t> small(8), large(64);
+    char *a = reinterpret_cast<char *>(small.data());
+    char *b = reinterpret_cast<char *>(large.data());
+    ResultWriter w(a, small.size() * 8);
+    ASSERT_TRUE(w.begin_rows(cols, 1));
+    ASSERT_TRUE(w.add_row("first", 5));
+    EXPECT_FALSE(w.add_row("second row, too long for the small buffer", 41));
+    EXPECT_FALSE(w.rebase(b, w.size() - 1)) << "a buffer smaller than what was written is refused";
+    std::memcpy(b, a, w.size());
+    std::memset(a, 0xff, small.size() * 8);  // the old buffer is gone
+    ASSERT_TRUE(w.rebase(b, large.size() * 8));
+    ASSERT_TRUE(w.add_row("second row, too long for the small buffer", 41));
+    ResultReader rd(b, w.size());
+    ASSERT_TRUE(rd.valid());
+    EXPECT_EQ(rd.nrows(), 2u);
+    const char *data;
+    uint32_t len;
+    ASSERT_TRUE(rd.next_row(&data, &len));
+    EXPECT_EQ(std::string(data, len), "first");
+    ASSERT_TRUE(rd.next_row(&data, &len));
+    EXPECT_EQ(len, 41u);
 }
