@@ -8,7 +8,9 @@
 namespace pgmemo {
 
 namespace {
-constexpr uint32_t kEmpty = 0, kClaiming = 1, kReady = 2;
+constexpr uint32_t kEmpty = 0, kClaiming = 1, kReady = 2, kReleased = 3;
+// Claims retried, at most, when another claimer took the slot first.
+constexpr int kClaimAttempts = 8;
 
 bool is_gauge(int c) { return c == kEntries || c == kBytes; }
 }  // namespace
@@ -38,31 +40,60 @@ uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len, 
     uint32_t usable = nslots_ - 1;  // slot 0 is the overflow row
     if (usable == 0) return kOverflowSlot;
 
-    for (uint32_t probe = 0; probe < usable; probe++) {
-        uint32_t i = 1 + uint32_t((h + probe) % usable);
-        StatsSlot &s = slots_[i];
-        uint32_t state = s.state.load(std::memory_order_acquire);
-        if (state == kEmpty) {
-            uint32_t expected = kEmpty;
-            if (s.state.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel)) {
-                s.dbid = dbid;
-                s.name_hash = h;
-                std::memset(s.name, 0, sizeof s.name);
-                std::memcpy(s.name, name, len);
-                s.stats_reset.store(now, std::memory_order_relaxed);
-                s.state.store(kReady, std::memory_order_release);
-                return i;
+    for (int attempt = 0; attempt < kClaimAttempts; attempt++) {
+        // The name's probe sequence: its slot, or where it would go (the first
+        // released slot on the way, else the empty slot that ends it).
+        uint32_t free_slot = 0, free_state = kEmpty;
+        for (uint32_t probe = 0; probe < usable; probe++) {
+            uint32_t i = 1 + uint32_t((h + probe) % usable);
+            StatsSlot &s = slots_[i];
+            uint32_t state = s.state.load(std::memory_order_acquire);
+            // A claimer writes a few fields and publishes; nothing in between
+            // can fail, so this wait is a handful of instructions long.
+            while (state == kClaiming) state = s.state.load(std::memory_order_acquire);
+            if (state == kReady) {
+                if (s.name_hash == h && s.dbid == dbid && std::strlen(s.name) == len &&
+                    std::memcmp(s.name, name, len) == 0)
+                    return i;
+                continue;
             }
-            state = expected;
+            if (free_slot == 0) {
+                free_slot = i;
+                free_state = state;
+            }
+            if (state == kEmpty) break;  // the name is not further on
         }
-        // A claimer writes a few fields and publishes; nothing in between can
-        // fail, so this wait is a handful of instructions long.
-        while (state == kClaiming) state = s.state.load(std::memory_order_acquire);
-        if (s.name_hash == h && s.dbid == dbid && std::strlen(s.name) == len &&
-            std::memcmp(s.name, name, len) == 0)
-            return i;
+        if (free_slot == 0) return kOverflowSlot;
+        StatsSlot &s = slots_[free_slot];
+        uint32_t expected = free_state;
+        if (!s.state.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel))
+            continue;  // taken meanwhile (by this name, maybe): look again
+        s.dbid = dbid;
+        s.name_hash = h;
+        std::memset(s.name, 0, sizeof s.name);
+        std::memcpy(s.name, name, len);
+        s.stats_reset.store(now, std::memory_order_relaxed);
+        s.state.store(kReady, std::memory_order_release);
+        return free_slot;
     }
     return kOverflowSlot;
+}
+
+uint32_t StatsTable::release_database(uint32_t dbid) noexcept {
+    uint32_t released = 0;
+    for (uint32_t i = 1; i < nslots_; i++) {
+        StatsSlot &s = slots_[i];
+        uint32_t expected = kReady;
+        if (s.dbid != dbid || !s.state.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel))
+            continue;
+        s.dbid = 0;
+        s.name_hash = 0;
+        std::memset(s.name, 0, sizeof s.name);
+        for (auto &c : s.counters) c.store(0, std::memory_order_relaxed);
+        s.state.store(kReleased, std::memory_order_release);
+        released++;
+    }
+    return released;
 }
 
 void StatsTable::reset_counters(int64_t now) noexcept {

@@ -1,10 +1,13 @@
 // Per-(database, cache name) counters, in shared memory.
 //
-// Locking: none. A slot is claimed once with a compare-and-swap on its state
-// and never moves or disappears afterwards, so readers need no lock; every
-// counter is an atomic. This keeps counting off the index locks entirely.
-// Slot 0 is reserved for the overflow row "(other)", used once every slot is
-// claimed.
+// Locking: none. A slot is claimed with a compare-and-swap on its state and
+// keeps its (database, name) until the database is dropped, so readers need
+// no lock; every counter is an atomic. This keeps counting off the index
+// locks entirely. A dropped database's slots are released (their state a
+// tombstone that probing goes past, and a later claim takes): nothing can
+// count into them any more, since no backend is connected to a dropped
+// database and its entries are gone. Slot 0 is reserved for the overflow
+// row "(other)", used once every slot is claimed.
 // noexcept means "throws no C++ exception" (see StoreLocks in store.hpp).
 #pragma once
 
@@ -45,7 +48,7 @@ enum Counter : int {
 constexpr size_t kMaxCacheNameLen = 63;
 
 struct StatsSlot {
-    std::atomic<uint32_t> state;  // 0 empty, 1 being claimed, 2 ready
+    std::atomic<uint32_t> state;  // 0 empty, 1 being claimed, 2 ready, 3 released
     uint32_t dbid;
     uint64_t name_hash;
     char name[kMaxCacheNameLen + 1];
@@ -81,6 +84,10 @@ public:
 
     // Zeroes every counter but the gauges (entries, bytes).
     void reset_counters(int64_t now) noexcept;
+
+    // Releases every slot of a dropped database (returns how many): free
+    // for other names, zeroed.
+    uint32_t release_database(uint32_t dbid) noexcept;
 
 private:
     StatsTable(StatsSlot *slots, uint32_t nslots) : slots_(slots), nslots_(nslots) {}

@@ -456,6 +456,15 @@ uint64_t Store::remove_all() noexcept {
     return removed;
 }
 
+uint64_t Store::remove_matching(KeyMatch match, void *context) noexcept {
+    uint64_t removed = 0, freed = 0;
+    for (uint32_t b = 0; b < shared_->cfg.nbuckets; b++)
+        removed += sweep_bucket(
+            b, [&](Entry *e) { return match(e->key(), e->key_len, context) ? Removal::Dropped : Removal::Keep; },
+            &freed);
+    return removed;
+}
+
 bool Store::revise_stamps(uint64_t hash, const char *key, uint32_t key_len, const DepStamp *from, uint32_t ndeps,
                           const DepStamp *to, Micros stamped_at) noexcept {
     auto same_entry = [&](const Entry *e) {

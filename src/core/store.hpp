@@ -199,6 +199,10 @@ public:
     void for_each_entry(Visit visit) noexcept;
 
     uint64_t remove_all() noexcept;    // returns entries removed
+    // Removes every entry whose key match(key, key_len, context) accepts (a
+    // dropped database's); returns how many.
+    using KeyMatch = bool (*)(const char *key, uint32_t key_len, void *context);
+    uint64_t remove_matching(KeyMatch match, void *context) noexcept;
     uint64_t remove_stale() noexcept;  // entries whose generations moved on
     StoreInfo info() const noexcept;
 

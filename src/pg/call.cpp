@@ -208,6 +208,14 @@ Encoded remembered_error_key(const Encoded &key) {
 
 Encoded encode_statement(const Call &call) { return encode_fields(call, false); }
 
+Oid key_database(const char *key, uint32_t len) {
+    KeyField fields[2];
+    if (decode_key(key, len, fields, 2) < 2 || fields[1].len != sizeof(KeyContext)) return InvalidOid;
+    KeyContext ctx;
+    memcpy(&ctx, fields[1].data, sizeof ctx);
+    return ctx.dbid;
+}
+
 bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, ArrayType **params) {
     int n = decode_key(key, len, nullptr, 0);
     if (n < kFixedKeyFields) return false;

@@ -71,6 +71,9 @@ Encoded remembered_error_key(const Encoded &key);
 // to the parser and planner, the key of this backend's prepared statements.
 Encoded encode_statement(const Call &call);
 
+// The database a key belongs to (InvalidOid if the bytes are not a key).
+Oid key_database(const char *key, uint32_t len);
+
 // What a key says, for memo.flights: the role it is for, the query text and
 // the parameters (palloc'd). False if the bytes are not a key.
 bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, ArrayType **params);

@@ -26,6 +26,7 @@
 extern "C" {
 #include "access/relation.h"
 #include "catalog/dependency.h"
+#include "commands/dbcommands.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_am.h"
@@ -420,6 +421,13 @@ void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool rea
         if (stmt.kind == TRANS_STMT_PREPARE) note_prepare_gid(stmt.gid);
         if (stmt.kind == TRANS_STMT_COMMIT_PREPARED || stmt.kind == TRANS_STMT_ROLLBACK_PREPARED)
             return finish_prepared(stmt, run_utility, &call);
+    }
+    if (IsA(pstmt->utilityStmt, DropdbStmt)) {
+        // Its entries could never be hit again, and a later database may
+        // get its OID: freed once it is gone (a failed DROP leaves them).
+        Oid dbid = get_database_oid(castNode(DropdbStmt, pstmt->utilityStmt)->dbname, true);
+        run_utility(&call);
+        return forget_database(dbid);
     }
     if (context != PROCESS_UTILITY_TOPLEVEL || IsTransactionBlock()) return run_utility(&call);
     // Outside a transaction block, a statement may commit in steps.

@@ -164,6 +164,13 @@ void memo_xact_callback(XactEvent event, void *) {
             // will be a plain one.
             mark_catalog_changes();
             save_prepared_marks(GetTopTransactionIdIfAny(), written_slots, written_count);
+            // An apply worker's (a two-phase subscription): no file, but a
+            // record, so that standbys announce its tables before they
+            // replay its COMMIT PREPARED (wal_records.hpp).
+            if (MyLogicalRepWorker && writing_wal_records()) {
+                mark_subscription_relations();
+                if (written_count > 0) log_prepared(GetTopTransactionIdIfAny(), written_slots, written_count);
+            }
             break;
         case XACT_EVENT_COMMIT:
             // Visible to new snapshots now; its invalidations go out next.

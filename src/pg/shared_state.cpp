@@ -13,6 +13,7 @@
 // The locking protocol itself is documented in src/core/store.hpp and
 // docs/architecture.md.
 #include "pg_memo.hpp"
+#include "call.hpp"
 #include "learned_reads.hpp"
 #include "wal_records.hpp"
 #include "warm_restart.hpp"
@@ -169,6 +170,17 @@ uint32_t stats_slot_for(const char *name, size_t len) {
     ls.len = uint8_t(len);
     memcpy(ls.name, name, len);
     return slot;
+}
+
+void forget_database(Oid dbid) {
+    if (!attached || !OidIsValid(dbid)) return;
+    uint64_t entries = attached->store.remove_matching(
+        [](const char *key, uint32_t len, void *db) { return key_database(key, len) == *static_cast<Oid *>(db); },
+        &dbid);
+    uint32_t rows = attached->stats.release_database(dbid);
+    if (entries > 0 || rows > 0)
+        ereport(LOG, (errmsg("pg_memo: freed %llu cached entries and %u statistics rows of dropped database %u",
+                             static_cast<unsigned long long>(entries), rows, dbid)));
 }
 
 void register_shared_memory_hooks() {

@@ -32,6 +32,12 @@ LWLock *delta_lock();
 // the shared table). Raises 22023 for names that are empty or too long.
 uint32_t stats_slot_for(const char *name, size_t len);
 
+// A database was dropped (on this server, or replayed on a standby): frees
+// its entries and its statistics rows. Its flights are gone already: no
+// backend is connected to a database being dropped, and a flight lives only
+// while a backend takes part in it.
+void forget_database(Oid dbid);
+
 // Requests the region and the locks, and attaches them at startup; called
 // from _PG_init.
 void register_shared_memory_hooks();

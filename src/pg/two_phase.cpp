@@ -100,17 +100,16 @@ TransactionId prepared_xid(const char *gid) {
     return xid;
 }
 
-// Whether the prepared transaction gid was prepared before this server's
+// Whether the prepared transaction xid was prepared before this server's
 // last archive recovery ended (so maybe elsewhere, without its file here).
-bool inherited_prepared_transaction(const char *gid, TransactionId *xid) {
+bool inherited_prepared_transaction(TransactionId xid) {
     int fd = OpenTransientFile(kInheritedFile, O_RDONLY | PG_BINARY);
     if (fd < 0) return false;
     uint32_t horizon = 0;
     bool read_ok = read(fd, &horizon, sizeof horizon) == ssize_t(sizeof horizon);
     CloseTransientFile(fd);
-    *xid = prepared_xid(gid);
     // A damaged marker: every prepared transaction counts as inherited.
-    return TransactionIdIsValid(*xid) && (!read_ok || TransactionIdPrecedes(*xid, horizon));
+    return TransactionIdIsValid(xid) && (!read_ok || TransactionIdPrecedes(xid, horizon));
 }
 
 enum class Found {
@@ -205,10 +204,19 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
                           errdetail("Every cached result is invalidated at its commit instead.")));
         every_counter = true;
         marks.xid = InvalidTransactionId;
-    } else if (found == Found::None && commit && inherited_prepared_transaction(stmt.gid, &marks.xid)) {
-        // Prepared before a promotion or a restore: its file, if it had
-        // one, stayed with the server that prepared it.
-        every_counter = true;
+    } else if (commit) {
+        // The file holds this prepared transaction's marks only if it names
+        // its very transaction id: a base backup can bring the file of an
+        // earlier transaction with the same gid, whose xid is long finished
+        // here (or, promoted, never ran here at all).
+        TransactionId xid = prepared_xid(stmt.gid);
+        if (found == Found::Marks && marks.xid != xid) found = Found::Leftover;
+        if (found != Found::Marks && inherited_prepared_transaction(xid)) {
+            // Prepared before a promotion or a restore: its file, if it had
+            // one, stayed with the server that prepared it.
+            every_counter = true;
+            marks.xid = xid;
+        }
     }
     if (!commit || !(every_counter || found == Found::Marks)) {
         finish(arg);

@@ -19,6 +19,7 @@ extern "C" {
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "catalog/pg_control.h"
+#include "commands/dbcommands_xlog.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/timestamp.h"
@@ -39,6 +40,7 @@ constexpr uint8 kCommitBegin = 0x00;
 constexpr uint8 kBump = 0x10;
 constexpr uint8 kReset = 0x20;
 constexpr uint8 kState = 0x30;
+constexpr uint8 kPrepared = 0x40;
 constexpr uint32_t kRecordVersion = 1;
 constexpr TimestampTz kStateInterval = 5 * USECS_PER_SEC;
 // Commits of transactions older than the start of serving are checked for
@@ -78,6 +80,9 @@ struct Pending {
 };
 Pending *pending = nullptr;
 uint32_t npending = 0, pending_capacity = 0;
+// PREPARED records replayed whose COMMIT or ROLLBACK PREPARED has not been.
+Pending *prepared = nullptr;
+uint32_t nprepared = 0, prepared_capacity = 0;
 // A record this library cannot read was replayed: no serving until restart.
 bool incompatible = false;
 // The next transaction id when serving began: an older transaction may
@@ -85,6 +90,7 @@ bool incompatible = false;
 TransactionId serving_horizon = InvalidTransactionId;
 void (*xact_redo_of_postgres)(XLogReaderState *) = nullptr;
 void (*xlog_redo_of_postgres)(XLogReaderState *) = nullptr;
+void (*dbase_redo_of_postgres)(XLogReaderState *) = nullptr;
 
 void finish(uint32_t i, bool committed, TimestampTz at) {
     Shared &sh = shared_state();
@@ -144,7 +150,43 @@ void settle(TransactionId xid, bool committed, TimestampTz at) {
     }
 }
 
+// The prepared transaction xid is about to be committed or rolled back:
+// its PREPARED record's counters, announced now when committing (before
+// its rows are visible), forgotten otherwise.
+void finish_prepared_record(TransactionId xid, bool committing) {
+    Shared &sh = shared_state();
+    for (uint32_t i = 0; i < nprepared;) {
+        if (prepared[i].xid != xid) {
+            i++;
+            continue;
+        }
+        if (committing) {
+            for (uint32_t s = 0; s < prepared[i].nslots; s++) sh.gens.begin_commit(prepared[i].slots[s]);
+            append_kept(&pending, &npending, &pending_capacity, prepared[i]);
+        } else {
+            pfree(prepared[i].slots);
+        }
+        prepared[i] = prepared[--nprepared];
+    }
+}
+
+TransactionId prepared_xid_of(XLogReaderState *record, bool commit) {
+    uint8 info = XLogRecGetInfo(record);
+    if (commit) {
+        xl_xact_parsed_commit parsed;
+        ParseCommitRecord(info, reinterpret_cast<xl_xact_commit *>(XLogRecGetData(record)), &parsed);
+        return parsed.twophase_xid;
+    }
+    xl_xact_parsed_abort parsed;
+    ParseAbortRecord(info, reinterpret_cast<xl_xact_abort *>(XLogRecGetData(record)), &parsed);
+    return parsed.twophase_xid;
+}
+
 void memo_xact_redo(XLogReaderState *record) {
+    uint8 op = XLogRecGetInfo(record) & XLOG_XACT_OPMASK;
+    if (nprepared > 0 && (op == XLOG_XACT_COMMIT_PREPARED || op == XLOG_XACT_ABORT_PREPARED))
+        finish_prepared_record(prepared_xid_of(record, op == XLOG_XACT_COMMIT_PREPARED),
+                               op == XLOG_XACT_COMMIT_PREPARED);
     bool watching = npending > 0 || TransactionIdIsValid(serving_horizon);
     // Before the commit is visible here: the earliest moment it can be seen.
     TimestampTz before = watching ? GetCurrentTimestamp() : 0;
@@ -154,18 +196,8 @@ void memo_xact_redo(XLogReaderState *record) {
     switch (info & XLOG_XACT_OPMASK) {
         case XLOG_XACT_COMMIT: settle(XLogRecGetXid(record), true, before); break;
         case XLOG_XACT_ABORT: settle(XLogRecGetXid(record), false, before); break;
-        case XLOG_XACT_COMMIT_PREPARED: {
-            xl_xact_parsed_commit parsed;
-            ParseCommitRecord(info, reinterpret_cast<xl_xact_commit *>(XLogRecGetData(record)), &parsed);
-            settle(parsed.twophase_xid, true, before);
-            break;
-        }
-        case XLOG_XACT_ABORT_PREPARED: {
-            xl_xact_parsed_abort parsed;
-            ParseAbortRecord(info, reinterpret_cast<xl_xact_abort *>(XLogRecGetData(record)), &parsed);
-            settle(parsed.twophase_xid, false, before);
-            break;
-        }
+        case XLOG_XACT_COMMIT_PREPARED: settle(prepared_xid_of(record, true), true, before); break;
+        case XLOG_XACT_ABORT_PREPARED: settle(prepared_xid_of(record, false), false, before); break;
         default: break;
     }
 }
@@ -180,6 +212,13 @@ void memo_xlog_redo(XLogReaderState *record) {
         stop_serving("A new timeline began (a promotion was replayed).");
 }
 
+// A dropped database, replayed: its entries go on the standby too.
+void memo_dbase_redo(XLogReaderState *record) {
+    dbase_redo_of_postgres(record);
+    if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_DBASE_DROP)
+        forget_database(reinterpret_cast<xl_dbase_drop_rec *>(XLogRecGetData(record))->db_id);
+}
+
 void refuse_record(const char *why, uint32_t version) {
     incompatible = true;
     ereport(WARNING, (errmsg("pg_memo cannot read a WAL record of the primary: %s", why),
@@ -187,6 +226,12 @@ void refuse_record(const char *why, uint32_t version) {
                                 kRecordVersion),
                       errhint("Install the primary's pg_memo version on this standby and restart it.")));
     stop_serving("A pg_memo record could not be read.");
+}
+
+uint32_t *copy_slots(const uint32_t *slots, uint32_t n) {
+    auto *copy = static_cast<uint32_t *>(MemoryContextAlloc(TopMemoryContext, sizeof(uint32_t) * (n ? n : 1)));
+    memcpy(copy, slots, sizeof(uint32_t) * n);
+    return copy;
 }
 
 void memo_redo(XLogReaderState *record) {
@@ -198,21 +243,20 @@ void memo_redo(XLogReaderState *record) {
     if (h->version != kRecordVersion) return refuse_record("its version is not this library's", h->version);
     if (len < sizeof *h || len != sizeof *h + sizeof(uint32_t) * size_t(h->nslots))
         return refuse_record("its length does not match its header", h->version);
-    if (info != kCommitBegin && info != kBump && info != kReset && info != kState)
+    if (info != kCommitBegin && info != kBump && info != kReset && info != kState && info != kPrepared)
         return refuse_record("its kind is unknown", h->version);
     start_serving();
     const auto *slots = reinterpret_cast<const uint32_t *>(h + 1);
     Shared &sh = shared_state();
     switch (info) {
-        case kCommitBegin: {
-            MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-            auto *copy = static_cast<uint32_t *>(palloc(sizeof(uint32_t) * (h->nslots ? h->nslots : 1)));
-            memcpy(copy, slots, sizeof(uint32_t) * h->nslots);
-            append_kept(&pending, &npending, &pending_capacity, Pending{h->xid, h->nslots, copy});
-            MemoryContextSwitchTo(old);
+        case kCommitBegin:
+            append_kept(&pending, &npending, &pending_capacity, Pending{h->xid, h->nslots, copy_slots(slots, h->nslots)});
             for (uint32_t i = 0; i < h->nslots; i++) sh.gens.begin_commit(slots[i]);
             break;
-        }
+        case kPrepared:
+            append_kept(&prepared, &nprepared, &prepared_capacity,
+                        Pending{h->xid, h->nslots, copy_slots(slots, h->nslots)});
+            break;
         case kBump: {
             TimestampTz now = GetCurrentTimestamp();
             for (uint32_t i = 0; i < h->nslots; i++) sh.gens.bump(slots[i], now);
@@ -232,6 +276,8 @@ void memo_startup() {
     RmgrTable[RM_XACT_ID].rm_redo = memo_xact_redo;
     xlog_redo_of_postgres = RmgrTable[RM_XLOG_ID].rm_redo;
     RmgrTable[RM_XLOG_ID].rm_redo = memo_xlog_redo;
+    dbase_redo_of_postgres = RmgrTable[RM_DBASE_ID].rm_redo;
+    RmgrTable[RM_DBASE_ID].rm_redo = memo_dbase_redo;
     if (StandbyMode)
         ereport(LOG, (errmsg("pg_memo: this standby computes every memo call until it replays a pg_memo record"),
                       errhint("A primary writes them with pg_memo.standby_records = on.")));
@@ -243,6 +289,8 @@ void memo_cleanup() {
     if (ArchiveRecoveryRequested) note_inherited_prepared_transactions();
     TimestampTz now = GetCurrentTimestamp();
     while (npending > 0) finish(0, TransactionIdDidCommit(pending[0].xid), now);
+    // A primary now: its own apply workers mark what they commit.
+    while (nprepared > 0) pfree(prepared[--nprepared].slots);
     if (!replay->serving.load(std::memory_order_relaxed)) {
         Shared &sh = shared_state();
         sh.gens.bump(standby_replay_slot(), now);
@@ -262,6 +310,7 @@ const char *memo_identify(uint8 info) {
         case kBump: return "BUMP";
         case kReset: return "RESET";
         case kState: return "STATE";
+        case kPrepared: return "PREPARED";
         default: return nullptr;
     }
 }
@@ -292,6 +341,11 @@ void log_commit_begin(TransactionId xid, const uint32_t *slots, uint32_t nslots)
 
 void log_bump(const uint32_t *slots, uint32_t nslots) {
     XLogSetAsyncXactLSN(write_record(kBump, InvalidTransactionId, slots, nslots));
+}
+
+void log_prepared(TransactionId xid, const uint32_t *slots, uint32_t nslots) {
+    // Flushed with the PREPARE record that follows it.
+    write_record(kPrepared, xid, slots, nslots);
 }
 
 void log_reset() {

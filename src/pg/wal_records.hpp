@@ -11,6 +11,15 @@
 //     and its catalog invalidations are sent, as the primary does.
 //   BUMP: counters marked by a transaction without a commit record of its
 //     own (memo.invalidate alone), or bumped at PREPARE; bumped at replay.
+//   PREPARED: a logical replication apply worker's prepared transaction
+//     (a two-phase subscription) and the counters of its subscription's
+//     tables. Replay remembers them; the replay of its COMMIT PREPARED
+//     record announces them first and bumps them after, as for BEGIN. (A
+//     user's PREPARE TRANSACTION needs none: its COMMIT PREPARED writes a
+//     BEGIN; the apply worker's runs inside a transaction of its own, with
+//     no id, whose BUMP would come after the rows are visible.)
+//   DROP DATABASE: no record of pg_memo's; the replay of PostgreSQL's own
+//     record frees the database's entries on the standby too.
 //   RESET: memo.reset(); the standby empties its store too.
 //   STATE: says only "this primary writes the records"; written now and
 //     then by misses, so that a standby starts serving without a write.
@@ -52,6 +61,8 @@ uint32_t standby_replay_slot();
 void log_commit_begin(TransactionId xid, const uint32_t *slots, uint32_t nslots);
 // Counters bumped with no commit record to settle them.
 void log_bump(const uint32_t *slots, uint32_t nslots);
+// An apply worker's PREPARE: its transaction and its marked counters.
+void log_prepared(TransactionId xid, const uint32_t *slots, uint32_t nslots);
 // memo.reset().
 void log_reset();
 // At most every few seconds, from a miss: tells standbys that this primary

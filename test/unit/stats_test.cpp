@@ -42,3 +42,27 @@ TEST(Stats, ResetKeepsGauges) {
     EXPECT_EQ(t.get(s, kEntries), 2u);
     EXPECT_EQ(t.slot(s).stats_reset.load(), 99);
 }
+
+// A dropped database's rows are freed for other names; names probed past a
+// released slot are still found, and a claim takes the released slot.
+TEST(Stats, ReleasedDatabaseRowsAreReclaimed) {
+    AlignedBuffer mem(StatsTable::shared_size(4));
+    StatsTable t = StatsTable::initialize(mem.get(), 4, 0);
+    uint32_t a = t.find_or_claim(1, "a", 1, 0);
+    uint32_t b = t.find_or_claim(2, "b", 1, 0);
+    uint32_t c = t.find_or_claim(1, "c", 1, 0);
+    ASSERT_NE(a, StatsTable::kOverflowSlot);
+    ASSERT_NE(b, StatsTable::kOverflowSlot);
+    ASSERT_NE(c, StatsTable::kOverflowSlot);
+    EXPECT_EQ(t.find_or_claim(2, "d", 1, 0), StatsTable::kOverflowSlot) << "three rows and the overflow row";
+    t.add(a, kHits, 7);
+    EXPECT_EQ(t.release_database(1), 2u);
+    EXPECT_FALSE(t.ready(a));
+    EXPECT_FALSE(t.ready(c));
+    EXPECT_EQ(t.find_or_claim(2, "b", 1, 0), b) << "a name past a released slot is still found";
+    uint32_t d = t.find_or_claim(2, "d", 1, 0);
+    EXPECT_TRUE(d == a || d == c) << "a released slot is claimed again";
+    EXPECT_EQ(t.get(d, kHits), 0u) << "with its counters zeroed";
+    EXPECT_EQ(t.find_or_claim(2, "d", 1, 0), d);
+    EXPECT_EQ(t.release_database(1), 0u);
+}

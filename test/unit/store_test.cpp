@@ -166,6 +166,17 @@ TEST(Store, RemoveAllReturnsEveryByte) {
     EXPECT_EQ(t.stats.get(1, kBytes), 0u);
 }
 
+TEST(Store, RemoveMatchingTakesOnlyWhatMatches) {
+    TestStore t(1 << 20);
+    for (int i = 0; i < 50; i++)
+        t.store.insert(parts(uint64_t(i), (i % 2 ? "odd" : "even") + std::to_string(i), "v"), kNoLimit);
+    auto starts_with_odd = [](const char *key, uint32_t len, void *) { return len >= 3 && memcmp(key, "odd", 3) == 0; };
+    EXPECT_EQ(t.store.remove_matching(starts_with_odd, nullptr), 25u);
+    EXPECT_EQ(t.store.info().entries, 25u);
+    EXPECT_EQ(lookup(t, 1, "odd1"), LookupStatus::Miss);
+    EXPECT_EQ(lookup(t, 2, "even2"), LookupStatus::Hit);
+}
+
 TEST(Store, ConcurrentHitsAndInserts) {
     TestStore t(4 << 20, 1024, 16);
     for (int i = 0; i < 64; i++)
