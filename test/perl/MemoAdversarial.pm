@@ -55,15 +55,15 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw(adv_install adv_run_probe adv_verdict adv_report adv_writes_rows_only);
+our @EXPORT = qw(adv_install adv_run_probe adv_run_probe_on_standbys adv_verdict adv_report adv_writes_rows_only);
 our $TODO;
 
 # Installs pg_memo and the helper that runs one statement and returns its
 # rows as one text ('OK ' and the row texts joined by ' | ') or its error
 # ('ERROR ' SQLSTATE message). The exception block is a subtransaction.
 sub adv_install {
-    my ($node) = @_;
-    $node->safe_psql('postgres', q{
+    my ($node, $db) = @_;
+    $node->safe_psql($db // 'postgres', q{
       CREATE EXTENSION pg_memo;
       CREATE FUNCTION public.adv_run(sql text) RETURNS text
       LANGUAGE plpgsql VOLATILE AS $f$
@@ -169,8 +169,8 @@ sub unbecome {
 }
 
 sub open_session {
-    my ($node, $p, $as_role) = @_;
-    my $s = $node->background_psql('postgres', on_error_stop => 0);
+    my ($node, $p, $as_role, $db) = @_;
+    my $s = $node->background_psql($db // 'postgres', on_error_stop => 0);
     run_sql($s, 'SET client_min_messages = warning', 'session setup');
     run_sql($s, "SET lock_timeout = '100ms'", 'session setup');
     run_sql($s, "SET search_path = $p->{path}", 'session setup') if $p->{path};
@@ -308,6 +308,118 @@ sub adv_run_probe {
                         verdict => 'broken', note => 'a step of the probe failed' };
     }
     for my $s ($r, $w) {
+        next unless $s;
+        eval { $s->quit; };
+    }
+    return @checks;
+}
+
+# The standby mode (test/t/016_standby_adversarial.pl): the probe's setup
+# and change run on the primary, and every compare on each reader, a hot
+# standby or a cascading one, once it has replayed what the primary wrote
+# ($sync->() waits for that). Phases: warm (twice on each reader, the
+# second a hit for 'cached' probes), during (the change open on the
+# primary: a reader must not see it, and may find the primary's replayed
+# locks in the way), rollback, commit (with the sensitivity check on the
+# first reader), after. A probe whose session cannot be opened on a
+# standby (what it runs there writes) returns a single check with verdict
+# 'skipped'. %o: db (default postgres).
+sub adv_run_probe_on_standbys {
+    my ($primary, $readers, $sync, $p, %o) = @_;
+    my $db = $o{db} // 'postgres';
+    my @checks;
+    my (@r, $w);
+    my %before;
+    my %refuse = defined $p->{refuse} ? (must_fail => $p->{refuse}) : ();
+    my %after_change = defined $p->{refuse_after} ? (must_fail => $p->{refuse_after}) : %refuse;
+    my $round = sub {
+        my ($phase, %v) = @_;
+        for my $i (0 .. $#r) {
+            my $name = $readers->[$i]->name;
+            for my $k (1, 2) {
+                my ($m, $d) = compare_in($r[$i], $p, 0);
+                my ($verdict, $note) = adv_verdict($m, $d, %v, before => $before{$name}, allow => $p->{allow});
+                push @checks, { phase => $phase, session => "$name#$k", memo => $m, direct => $d,
+                                verdict => $verdict, note => $note };
+            }
+        }
+    };
+    my $hits = sub {
+        my ($node) = @_;
+        return $node->safe_psql($db, "SELECT coalesce(sum(hits), 0) FROM memo.stats WHERE cache_name = " . lit(cache_name($p)));
+    };
+    eval {
+        $primary->safe_psql($db, "SET client_min_messages = warning;
+$p->{setup}") if $p->{setup};
+        $sync->();
+        for my $node (@$readers) {
+            my $s = eval { open_session($node, $p, 1, $db) };
+            if (!$s) {
+                push @checks, { phase => 'step', session => $node->name, memo => $@, direct => '',
+                                verdict => 'skipped', note => 'its session cannot run on a standby' };
+                die "skipped\n";
+            }
+            push @r, $s;
+        }
+        $w = open_session($primary, $p, 0, $db);
+        for my $i (0 .. $#r) {
+            my $node = $readers->[$i];
+            my ($m, $d) = compare_in($r[$i], $p, 0);
+            my ($v, $note) = adv_verdict($m, $d, %refuse, allow => $p->{allow});
+            push @checks, { phase => 'warm', session => $node->name . '#1 (first call)', memo => $m, direct => $d,
+                            verdict => $v, note => $note };
+            my $h = $hits->($node);
+            ($m, $d) = compare_in($r[$i], $p, 0);
+            ($v, $note) = adv_verdict($m, $d, %refuse, allow => $p->{allow});
+            push @checks, { phase => 'warm', session => $node->name . '#2', memo => $m, direct => $d,
+                            verdict => $v, note => $note };
+            $before{ $node->name } = $d;
+            if ($p->{cached}) {
+                my $now = $hits->($node);
+                push @checks, { phase => 'warm', session => $node->name . '#2', memo => "hits $h -> $now",
+                                direct => 'a hit', verdict => ($now > $h ? 'agree' : 'mismatch'),
+                                note => 'second call is a hit' };
+            }
+        }
+        return unless defined $p->{change};
+        if (!$p->{outside}) {
+            run_sql($w, 'BEGIN', 'BEGIN');
+            run_sql($w, $p->{change}, 'change (during)');
+            $sync->();
+            $round->('during', %refuse);
+            run_sql($w, 'ROLLBACK', 'ROLLBACK');
+            $sync->();
+            $round->('rollback', %refuse);
+            run_sql($w, 'BEGIN', 'BEGIN');
+            run_sql($w, $p->{change}, 'change (commit)');
+            run_sql($w, 'COMMIT', 'COMMIT');
+        } else {
+            run_sql($w, $p->{change}, 'change (outside a transaction)');
+        }
+        $sync->();
+        my $old = $before{ $readers->[0]->name };
+        %before = ();
+        $round->('commit', %after_change);
+        unless ($p->{inert} || defined $p->{refuse} || defined $p->{refuse_after}) {
+            my ($first) = grep { $_->{phase} eq 'commit' } @checks;
+            push @checks, { phase => 'commit', session => 'sensitivity', memo => "before: $old",
+                            direct => "after: $first->{direct}",
+                            verdict => ($first->{direct} ne $old ? 'agree' : 'mismatch'),
+                            note => 'the change changes the result' };
+        }
+        if (defined $p->{after}) {
+            run_sql($w, $p->{after}, 'after');
+            $sync->();
+            $round->('after', %after_change);
+        }
+    };
+    if (my $err = $@) {
+        chomp $err;
+        push @checks, { phase => 'step', session => '-', memo => $err, direct => '',
+                        verdict => 'broken', note => 'a step of the probe failed' }
+          unless $err eq 'skipped';
+    }
+    for my $s (@r, $w) {
         next unless $s;
         eval { $s->quit; };
     }

@@ -12,8 +12,8 @@ our @EXPORT = qw(adversarial_probes adversarial_setup tab dtab);
 
 # The objects the probes share, created once on $node before them.
 sub adversarial_setup {
-    my ($node) = @_;
-    $node->safe_psql('postgres', q{
+    my ($node, $db) = @_;
+    $node->safe_psql($db // 'postgres', q{
       CREATE TABLE adv_tl (ts timestamp, d date);
       INSERT INTO adv_tl VALUES (now()::timestamp - interval '2 days', current_date - 2),
                                 (now()::timestamp + interval '2 days', current_date + 2),

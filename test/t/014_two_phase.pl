@@ -4,7 +4,8 @@
 # (from any session) sees it; ROLLBACK PREPARED invalidates nothing; DDL
 # inside prepared transactions; prepared transactions pending across a
 # clean restart (with warm restart) and a crash; a database without the
-# extension is untouched.
+# extension is untouched; a gid reused since a base backup, committed on the
+# promoted standby.
 use strict;
 use warnings;
 use FindBin;
@@ -161,5 +162,29 @@ is($standby->safe_psql('postgres', $sq[0]), $standby->safe_psql('postgres', $sq[
 $standby->safe_psql('postgres', q{COMMIT PREPARED 'failover'});
 is($standby->safe_psql('postgres', $sq[0]), $standby->safe_psql('postgres', $sq[1]),
    'COMMIT PREPARED on the promoted standby of a transaction prepared on the primary: seen');
-$standby->stop;
+
+# 9. A gid reused since the base backup: the backup copied the state file of
+# the gid's first transaction (long committed when the standby is promoted);
+# the gid's second transaction, prepared after the backup, has its file only
+# on the old primary. Its COMMIT PREPARED on the promoted standby must not
+# take the leftover file for its own marks.
+my $primary2 = $standby;  # the promoted server of section 8
+$primary2->safe_psql('postgres', q{
+  CREATE TABLE pz (id int); INSERT INTO pz SELECT generate_series(1, 3); SELECT memo.watch('pz');
+  BEGIN; INSERT INTO pz VALUES (4); PREPARE TRANSACTION 'g';});
+$primary2->backup('gid');
+my $standby2 = PostgreSQL::Test::Cluster->new('tpc_standby2');
+$standby2->init_from_backup($primary2, 'gid', has_streaming => 1);
+$standby2->start;
+$primary2->safe_psql('postgres', q{COMMIT PREPARED 'g'; BEGIN; INSERT INTO pz VALUES (5); PREPARE TRANSACTION 'g';});
+$primary2->wait_for_catchup($standby2, 'replay', $primary2->lsn('insert'));
+$primary2->stop;
+$standby2->promote;
+my @pz = (q{SELECT memo.count('pz', 'SELECT * FROM pz')}, q{SELECT count(*) FROM pz});
+$standby2->safe_psql('postgres', $pz[0]) for 1 .. 2;  # an entry while 'g' is prepared
+is($standby2->safe_psql('postgres', $pz[0]), '4', 'promoted, the gid\'s second transaction still prepared: 4 rows');
+$standby2->safe_psql('postgres', q{COMMIT PREPARED 'g'});
+is($standby2->safe_psql('postgres', $pz[0]), $standby2->safe_psql('postgres', $pz[1]),
+   'COMMIT PREPARED of a gid reused since the base backup, on the promoted standby: seen (5 rows)');
+$standby2->stop;
 done_testing();
