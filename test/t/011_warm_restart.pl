@@ -4,7 +4,8 @@
 # restored, and the log says why, after an immediate stop (crash recovery),
 # with pg_memo.save off, with another pg_memo.cache_size, from a damaged
 # file, after pg_resetwal, from another server's file, into a server
-# restored from a base backup, or into a server started as a standby.
+# restored from a base backup, or into a server started as a standby; a
+# dropped database's entries are freed at the drop, not saved.
 use strict;
 use warnings;
 use FindBin;
@@ -52,6 +53,21 @@ sub log_of {
 }
 
 my $not_restoring = qr/LOG:  pg_memo: not restoring the cache saved at .+?: /;
+
+# A dropped database: its entries and statistics rows are freed at the drop,
+# so the next save has nothing of it (a later database may get its OID).
+{
+    $node->safe_psql('postgres', 'CREATE DATABASE gone');
+    $node->safe_psql('gone', q{CREATE EXTENSION pg_memo; CREATE TABLE g (id int); SELECT memo.watch('g');
+                              SELECT memo.count('gone.c', 'SELECT * FROM g');});
+    is($node->safe_psql('postgres', q{SELECT entries FROM memo.stats WHERE datname = 'gone'}), '1', 'an entry of a database');
+    $node->safe_psql('postgres', 'DROP DATABASE gone');
+    is($node->safe_psql('postgres', 'SELECT entries FROM memo.info'), '0', 'DROP DATABASE frees its entries');
+    my $log = log_of($node, sub { $node->restart });
+    like($log, qr/pg_memo: saved 0 cached results/, 'the clean shutdown saves none of it');
+    is($node->safe_psql('postgres', q{SELECT count(*) FROM memo.stats WHERE datname IS NULL}), '0',
+       'and no statistics row of it comes back');
+}
 
 # (a) pg_ctl restart -m fast: saved, restored, and the first call is a hit.
 is(employees(), $dept1, 'first call computes');

@@ -15,6 +15,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use MemoTest;
+use Time::HiRes ();
 
 my $primary = memo_node('primary', init => [allows_streaming => 1], conf => "pg_memo.standby_records = on\n");
 $primary->safe_psql('postgres', q{
@@ -147,6 +148,60 @@ is($standby->safe_psql('postgres', 'SELECT entries FROM memo.info'), 0, 'memo.re
     my @got = map { (finish_call($_->[0]))[0] } [$leader], @waiters;
     is_deeply(\@got, [($want) x 5], 'the five concurrent calls on the standby return the current count');
     is(stat_on($standby, 'ct', 'computations'), $computations + 1, 'one computation for five misses on the standby');
+}
+
+# pg_memo.max_staleness on a serving standby: an older answer within the
+# bound, which runs from the standby's replay of the commit it misses
+# (docs/consistency.md, "Opting out of exactness"); past it, the commit.
+{
+    my $relaxed = sub { "SET pg_memo.max_staleness = '$_[0]'; " . $count_t };
+    $standby->safe_psql('postgres', $count_t) for 1 .. 2;
+    my $old = $standby->safe_psql('postgres', $plain_t);
+    my $stale = stat_on($standby, 'ct', 'stale_hits');
+    $primary->safe_psql('postgres', q{INSERT INTO t VALUES (40, 40, 's0')});
+    synced();
+    my $replayed_at = Time::HiRes::time();
+    isnt($standby->safe_psql('postgres', $plain_t), $old, 'the standby replayed the write');
+    is($standby->safe_psql('postgres', $relaxed->('1h')), $old, 'max_staleness on a standby: the older answer, within the bound');
+    is(stat_on($standby, 'ct', 'stale_hits'), $stale + 1, 'counted as a stale hit on the standby');
+    # Once a 2 s bound has passed since the replay, the write.
+    Time::HiRes::sleep(2.2 - (Time::HiRes::time() - $replayed_at)) if Time::HiRes::time() - $replayed_at < 2.2;
+    is($standby->safe_psql('postgres', $relaxed->('2s')), $standby->safe_psql('postgres', $plain_t),
+       'max_staleness on a standby: past the bound since the replay, the current result');
+    # stale_on_error: the query now fails on the standby's data; within the
+    # bound the older answer, with a warning.
+    my $fails = q{SELECT memo.count('cf', 'SELECT * FROM t WHERE 10 / (v - 77) <> 0')};
+    $standby->safe_psql('postgres', $fails) for 1 .. 2;
+    my $before = $standby->safe_psql('postgres', $fails);
+    $primary->safe_psql('postgres', q{INSERT INTO t VALUES (77, 77, 's0')});
+    synced();
+    my ($rc, $out, $err) = $standby->psql('postgres', "SET pg_memo.stale_on_error = '1h'; $fails");
+    is($out, $before, 'stale_on_error on a standby: the older answer for a query that now fails');
+    like($err, qr/served an older result/, 'with its warning');
+    ($rc, $out, $err) = $standby->psql('postgres', $fails);
+    like($err, qr/division by zero/, 'without it, the error the direct query raises');
+    $primary->safe_psql('postgres', 'DELETE FROM t WHERE id IN (40, 77)');
+    synced();
+}
+
+# DROP DATABASE on the primary frees the database's entries and statistics
+# rows on the standby too.
+{
+    $primary->safe_psql('postgres', 'CREATE DATABASE gone');
+    $primary->safe_psql('gone', q{CREATE EXTENSION pg_memo; CREATE TABLE g (id int); INSERT INTO g VALUES (1); SELECT memo.watch('g');});
+    synced();
+    $standby->safe_psql('gone', q{SELECT memo.count('gone.c', 'SELECT * FROM g')}) for 1 .. 2;
+    is($standby->safe_psql('postgres', q{SELECT count(*) FROM memo.stats WHERE datname = 'gone'}), '1',
+       'the standby keeps a stats row of the database');
+    my $entries = $standby->safe_psql('postgres', 'SELECT entries FROM memo.info');
+    $primary->safe_psql('postgres', 'DROP DATABASE gone');
+    synced();
+    is($standby->safe_psql('postgres', q{SELECT count(*) FROM memo.stats WHERE datname IS NULL OR datname NOT IN (SELECT datname FROM pg_database)}),
+       '0', 'DROP DATABASE replayed: no stats row of it left on the standby');
+    is($standby->safe_psql('postgres', 'SELECT entries FROM memo.info'), $entries - 1,
+       'and its entry is freed');
+    ok($standby->log_contains('freed 1 cached entries and 1 statistics rows of dropped database'),
+       'the standby logs it');
 }
 
 # A primary restarted without the records: the standby stops serving at

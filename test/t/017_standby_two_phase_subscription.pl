@@ -57,7 +57,7 @@ $subscriber->wait_for_catchup($standby, 'replay', $subscriber->lsn('insert'));
 $s->query_safe($memo) for 1 .. 2;
 my $hits_before = memo_stat($standby, 't.count', 'hits') || 0;
 
-my ($rounds, $behind) = (40, 0);
+my ($rounds, $behind) = (100, 0);
 for my $i (1 .. $rounds) {
     $s->query_safe($memo) for 1 .. 2;  # a current entry before the commit
     $publisher->safe_psql('postgres', "BEGIN; INSERT INTO t VALUES ($i, $i); PREPARE TRANSACTION 'g$i'");
