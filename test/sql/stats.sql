@@ -15,6 +15,28 @@ SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1:
 SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', '{1}') AS t(body text);
 SELECT calls, hits, misses, computations, entries FROM counters('blob');
 SELECT too_large FROM memo.stats WHERE cache_name = 'blob';
+-- a list that outgrows the bound part way goes on to the caller's
+-- tuplestore: every row, in order, the payload's first ones included
+SELECT count(*), sum(id), min(id), max(id), bool_and(length(b) = 10000) AS whole
+  FROM memo.list('blob.many', 'SELECT id, left(body, 10000) AS b FROM blob ORDER BY id', '{}') AS t(id int, b text);
+SELECT string_agg(id::text, ',') FROM (
+  SELECT id FROM memo.list('blob.many', 'SELECT id, left(body, 10000) AS b FROM blob ORDER BY id', '{}') AS t(id int, b text)
+  LIMIT 8) s;
+-- converted to the caller's row type (which has a dropped column)
+CREATE TABLE blob_row (id int, gone int, b text);
+ALTER TABLE blob_row DROP COLUMN gone;
+SELECT count(*), sum(id) FROM memo.list_as(NULL::blob_row, 'blob.rows', 'SELECT id, left(body, 10000) FROM blob ORDER BY id', '{}');
+-- in a cursor that scrolls back over it
+BEGIN;
+DECLARE c SCROLL CURSOR FOR
+  SELECT id FROM memo.list('blob.many', 'SELECT id, left(body, 10000) AS b FROM blob ORDER BY id', '{}') AS t(id int, b text);
+FETCH LAST c;
+FETCH ABSOLUTE 7 c;
+COMMIT;
+-- a mismatched column type is the same error
+SELECT count(*) FROM memo.list('blob.many', 'SELECT id, left(body, 10000) AS b FROM blob ORDER BY id', '{}') AS t(id bigint, b text);
+SELECT calls, too_large, entries FROM memo.stats WHERE cache_name = 'blob.many';
+DROP TABLE blob_row;
 RESET pg_memo.max_result_size;
 
 -- an arena of 8MB offered 20MB: evictions, and memory stays inside the arena
