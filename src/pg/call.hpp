@@ -5,6 +5,7 @@
 
 extern "C" {
 #include "utils/array.h"
+#include "access/tupconvert.h"
 #include "utils/tuplestore.h"
 }
 
@@ -25,6 +26,7 @@ struct RowSpill {
     TupleDesc expected;        // the row type the caller expects
     bool random_access;
     Tuplestorestate *store;    // set once rows spilled into it
+    TupleConversionMap *map;   // to the caller's row type, if the stored one differs
 };
 
 // Everything a call is about, read from its arguments once.

@@ -110,6 +110,13 @@ ParamListInfo bind_parameters(const Call &call, const VarParams &vp) {
     return params;
 }
 
+void put_row_for_caller(RowSpill *spill, HeapTuple tuple) {
+    if (!spill->map) return tuplestore_puttuple(spill->store, tuple);
+    HeapTuple converted = execute_attr_map_tuple(tuple, spill->map);
+    tuplestore_puttuple(spill->store, converted);
+    heap_freetuple(converted);
+}
+
 // The executor's rows, received one by one (a DestReceiver): a count's one
 // row, or a list's rows written into the payload to store, until the
 // payload would outgrow pg_memo.max_result_size; from then on (it will not
@@ -125,10 +132,8 @@ struct ResultReceiver {
     RowSpill *spill;   // nullptr: everything goes into the payload
     uint64_t bound;    // payload bytes past which rows spill
     TupleDesc desc;
-    ColumnType *cols;  // desc's column types
     char *payload;
     ResultWriter writer;
-    TupleConversionMap *map;  // spilled rows to the caller's row type, or nullptr
     int64 count;
 };
 
@@ -142,33 +147,9 @@ bool receive_count(TupleTableSlot *slot, DestReceiver *self) {
     return true;
 }
 
-void spill_row(ResultReceiver *rr, HeapTuple tuple) {
-    if (!rr->map) return tuplestore_puttuple(rr->spill->store, tuple);
-    HeapTuple converted = execute_attr_map_tuple(tuple, rr->map);
-    tuplestore_puttuple(rr->spill->store, converted);
-    heap_freetuple(converted);
-}
-
 // The payload's rows move to the caller's tuplestore, and the payload goes.
 void start_spilling(ResultReceiver *rr) {
-    RowSpill *spill = rr->spill;
-    MemoryContext old = MemoryContextSwitchTo(spill->context);
-    spill->store = tuplestore_begin_heap(spill->random_access, false, work_mem);
-    MemoryContextSwitchTo(old);
-    if (!same_row_shape(rr->cols, uint32_t(rr->desc->natts), spill->expected))
-        rr->map = convert_tuples_by_position(rr->desc, spill->expected,
-                                             "query result does not match the column definition list");
-    ResultReader rd(rr->payload, rr->writer.size());
-    const char *data;
-    uint32_t len;
-    while (rd.next_row(&data, &len)) {
-        HeapTupleData tuple;
-        tuple.t_len = len;
-        tuple.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(data));
-        ItemPointerSetInvalid(&tuple.t_self);
-        tuple.t_tableOid = InvalidOid;
-        spill_row(rr, &tuple);
-    }
+    put_rows_for_caller(rr->payload, uint32_t(rr->writer.size()), rr->spill);
     pfree(rr->payload);
     rr->payload = nullptr;
 }
@@ -189,7 +170,7 @@ bool receive_row(TupleTableSlot *slot, DestReceiver *self) {
     bool should_free;
     HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
     if (rr->spill && rr->spill->store) {
-        spill_row(rr, tuple);
+        put_row_for_caller(rr->spill, tuple);
     } else {
         // A stored row must carry its own bytes, not TOAST pointers.
         MemoryContext old = MemoryContextSwitchTo(rr->payload_context);
@@ -198,7 +179,7 @@ bool receive_row(TupleTableSlot *slot, DestReceiver *self) {
         size_t space = row_space(flat->t_len);
         if (rr->spill && rr->writer.size() + space > rr->bound) {
             start_spilling(rr);
-            spill_row(rr, flat);
+            put_row_for_caller(rr->spill, flat);
         } else {
             if (space > rr->writer.capacity() - rr->writer.size()) grow_payload(rr, space);
             rr->writer.add_row(flat->t_data, flat->t_len);
@@ -216,7 +197,6 @@ void receiver_startup(DestReceiver *self, int, TupleDesc desc) {
     auto *cols = static_cast<ColumnType *>(palloc(sizeof(ColumnType) * (desc->natts ? desc->natts : 1)));
     for (int i = 0; i < desc->natts; i++)
         cols[i] = ColumnType{TupleDescAttr(desc, i)->atttypid, TupleDescAttr(desc, i)->atttypmod};
-    rr->cols = cols;
     size_t capacity = result_prefix_size(uint32_t(desc->natts)) + kFirstPayloadBytes;
     rr->payload = static_cast<char *>(MemoryContextAllocHuge(rr->payload_context, capacity));
     rr->writer = ResultWriter(rr->payload, capacity);
@@ -575,13 +555,50 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
 
 }  // namespace
 
-bool same_row_shape(const ColumnType *cols, uint32_t ncols, TupleDesc expected) {
-    if (uint32_t(expected->natts) != ncols) return false;
+TupleDesc stored_descriptor(const ResultReader &rd) {
+    TupleDesc desc = CreateTemplateTupleDesc(int(rd.ncolumns()));
+    for (uint32_t i = 0; i < rd.ncolumns(); i++)
+        TupleDescInitEntry(desc, AttrNumber(i + 1), psprintf("column%u", i + 1), rd.columns()[i].type_oid,
+                           rd.columns()[i].typmod, 0);
+    return desc;
+}
+
+namespace {
+
+// The stored rows have the query's own shape; they can be handed over as
+// they are when the caller's row type has the same column types.
+bool same_row_shape(const ResultReader &rd, TupleDesc expected) {
+    if (uint32_t(expected->natts) != rd.ncolumns()) return false;
     for (int i = 0; i < expected->natts; i++) {
         Form_pg_attribute att = TupleDescAttr(expected, i);
-        if (att->attisdropped || att->atttypid != cols[i].type_oid) return false;
+        if (att->attisdropped || att->atttypid != rd.columns()[i].type_oid) return false;
     }
     return true;
+}
+
+}  // namespace
+
+void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill) {
+    ResultReader rd(payload, len);
+    if (!rd.valid() || rd.kind() != ResultKind::Rows) elog(ERROR, "pg_memo: corrupt row result");
+    if (!spill->store) {
+        if (!same_row_shape(rd, spill->expected))
+            spill->map = convert_tuples_by_position(stored_descriptor(rd), spill->expected,
+                                                    "query result does not match the column definition list");
+        MemoryContext old = MemoryContextSwitchTo(spill->context);
+        spill->store = tuplestore_begin_heap(spill->random_access, false, work_mem);
+        MemoryContextSwitchTo(old);
+    }
+    const char *data;
+    uint32_t row_len;
+    while (rd.next_row(&data, &row_len)) {
+        HeapTupleData tuple;
+        tuple.t_len = row_len;
+        tuple.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(data));
+        ItemPointerSetInvalid(&tuple.t_self);
+        tuple.t_tableOid = InvalidOid;
+        put_row_for_caller(spill, &tuple);
+    }
 }
 
 bool error_belongs_to_query(int sqlerrcode) {

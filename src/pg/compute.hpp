@@ -51,9 +51,14 @@ void wait_for_commits_in_progress(const DepStamp *deps, uint32_t ndeps);
 // around the caller's text).
 Query *prepared_query_tree(SPIPlanPtr plan);
 
-// Whether rows of these column types can be handed over as they are to a
-// caller that expects a row of type expected (the same types by position).
-bool same_row_shape(const ColumnType *cols, uint32_t ncols, TupleDesc expected);
+// The column types of a stored row result, as a descriptor.
+TupleDesc stored_descriptor(const ResultReader &rd);
+
+// Puts the rows of a row result (a payload in ResultReader format) into the
+// tuplestore the call returns (spill->store, begun on first use), converted
+// to the caller's row type when their column types differ (42804 when they
+// cannot be).
+void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill);
 
 // Errors of the query itself, which every caller of the key would get
 // too: shared with a flight's waiters. Not those of the caller's situation

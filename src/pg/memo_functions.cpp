@@ -140,21 +140,7 @@ Result memoize(const Call &call) {
 
 }  // namespace
 
-TupleDesc stored_descriptor(const ResultReader &rd) {
-    TupleDesc desc = CreateTemplateTupleDesc(int(rd.ncolumns()));
-    for (uint32_t i = 0; i < rd.ncolumns(); i++)
-        TupleDescInitEntry(desc, AttrNumber(i + 1), psprintf("column%u", i + 1), rd.columns()[i].type_oid,
-                           rd.columns()[i].typmod, 0);
-    return desc;
-}
-
 namespace {
-
-// The stored rows have the query's own shape; they can be handed over as
-// they are when the caller's row type has the same column types.
-bool same_shape(const ResultReader &rd, TupleDesc expected) {
-    return same_row_shape(rd.columns(), rd.ncolumns(), expected);
-}
 
 // The row type the caller expects; checked before anything is computed.
 TupleDesc expected_row_type(FunctionCallInfo fcinfo) {
@@ -171,48 +157,19 @@ TupleDesc expected_row_type(FunctionCallInfo fcinfo) {
     return expected;
 }
 
-Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, const RowSpill &spill) {
+Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, RowSpill *spill) {
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    if (r.spilled) {  // too large to store: its rows are in the tuplestore already
-        rsinfo->returnMode = SFRM_Materialize;
-        rsinfo->setResult = spill.store;
-        rsinfo->setDesc = CreateTupleDescCopy(expected);
-        return (Datum)0;
+    // A result too large to store has its rows in the tuplestore already.
+    if (!r.spilled) {
+        spill->store = nullptr;  // (a failed attempt's, which stale_on_error answered, is dropped)
+        spill->map = nullptr;
+        put_rows_for_caller(r.payload, r.len, spill);
     }
-
-    ResultReader rd(r.payload, r.len);
-    if (!rd.valid() || rd.kind() != ResultKind::Rows) elog(ERROR, "pg_memo: corrupt row result");
-
-    TupleConversionMap *map = nullptr;
-    if (!same_shape(rd, expected))
-        map = convert_tuples_by_position(stored_descriptor(rd), expected,
-                                         "query result does not match the column definition list");
-
     MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-    Tuplestorestate *store = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false,
-                                                   work_mem);
-    TupleDesc result_desc = CreateTupleDescCopy(expected);
-    MemoryContextSwitchTo(old);
-
-    const char *data;
-    uint32_t len;
-    while (rd.next_row(&data, &len)) {
-        HeapTupleData tuple;
-        tuple.t_len = len;
-        tuple.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(data));
-        ItemPointerSetInvalid(&tuple.t_self);
-        tuple.t_tableOid = InvalidOid;
-        if (map) {
-            HeapTuple converted = execute_attr_map_tuple(&tuple, map);
-            tuplestore_puttuple(store, converted);
-            heap_freetuple(converted);
-        } else {
-            tuplestore_puttuple(store, &tuple);
-        }
-    }
     rsinfo->returnMode = SFRM_Materialize;
-    rsinfo->setResult = store;
-    rsinfo->setDesc = result_desc;
+    rsinfo->setResult = spill->store;
+    rsinfo->setDesc = CreateTupleDescCopy(expected);
+    MemoryContextSwitchTo(old);
     return (Datum)0;
 }
 
@@ -220,11 +177,11 @@ Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
     TupleDesc expected = expected_row_type(fcinfo);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, expected,
-                   (rsinfo->allowedModes & SFRM_Materialize_Random) != 0, nullptr};
+                   (rsinfo->allowedModes & SFRM_Materialize_Random) != 0, nullptr, nullptr};
     Call call;
     read_arguments(fcinfo, first_arg, Kind::List, &call);
     call.spill = &spill;
-    return return_rows(fcinfo, expected, memoize(call), spill);
+    return return_rows(fcinfo, expected, memoize(call), &spill);
 }
 
 }  // namespace

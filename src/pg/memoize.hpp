@@ -58,9 +58,6 @@ public:
 };
 
 
-// The column types of a stored row result, as a descriptor.
-TupleDesc stored_descriptor(const ResultReader &rd);
-
 // The miss path with singleflight: lead or join the key's flight.
 Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_slot);
 

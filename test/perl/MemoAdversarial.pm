@@ -55,7 +55,7 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw(adv_install adv_run_probe adv_run_probe_on_standbys adv_verdict adv_report adv_writes_rows_only);
+our @EXPORT = qw(adv_install adv_drop_roles adv_run_probe adv_run_probe_on_standbys adv_verdict adv_report adv_writes_rows_only);
 our $TODO;
 
 # Installs pg_memo and the helper that runs one statement and returns its
@@ -81,6 +81,23 @@ sub adv_install {
         RETURN 'ERROR ' || SQLSTATE || ' ' || SQLERRM;
       END
       $f$;
+    });
+}
+
+# Roles are cluster-wide: drops the probes' roles (adv_...) and what they
+# own in the database postgres.
+sub adv_drop_roles {
+    my ($node) = @_;
+    $node->safe_psql('postgres', q{
+      SET client_min_messages = warning;
+      DO $$
+      DECLARE r name;
+      BEGIN
+        FOR r IN SELECT rolname FROM pg_roles WHERE rolname LIKE 'adv\_%' LOOP
+          EXECUTE format('DROP OWNED BY %I CASCADE', r);
+          EXECUTE format('DROP ROLE %I', r);
+        END LOOP;
+      END $$;
     });
 }
 

@@ -148,17 +148,7 @@ cmp_ok($node->safe_psql('postgres',
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight left behind');
 
 # Roles are cluster-wide: drop the probes' roles (and what they own).
-$node->safe_psql('postgres', q{
-  SET client_min_messages = warning;
-  DO $$
-  DECLARE r name;
-  BEGIN
-    FOR r IN SELECT rolname FROM pg_roles WHERE rolname LIKE 'adv\_%' LOOP
-      EXECUTE format('DROP OWNED BY %I CASCADE', r);
-      EXECUTE format('DROP ROLE %I', r);
-    END LOOP;
-  END $$;
-});
+adv_drop_roles($node);
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_roles WHERE rolname LIKE 'adv\_%'}), '0', 'the probes\' roles are dropped');
 $node->stop;
 done_testing();

@@ -83,18 +83,8 @@ is($standby->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'n
 # probes' roles from before are dropped first).
 $primary->stop;
 $standby->promote;
-$standby->safe_psql('postgres', q{
-  SET client_min_messages = warning;
-  DO $$
-  DECLARE r name;
-  BEGIN
-    FOR r IN SELECT rolname FROM pg_roles WHERE rolname LIKE 'adv\_%' LOOP
-      EXECUTE format('DROP OWNED BY %I CASCADE', r);
-      EXECUTE format('DROP ROLE %I', r);
-    END LOOP;
-  END $$;
-  CREATE DATABASE adv_promoted;
-});
+adv_drop_roles($standby);
+$standby->safe_psql('postgres', 'CREATE DATABASE adv_promoted');
 adv_install($standby, 'adv_promoted');
 my $promoted_sync = replay_waiter($standby, $cascade);
 adversarial_setup($standby, 'adv_promoted');
