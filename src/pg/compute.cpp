@@ -290,6 +290,8 @@ SPIPlanPtr prepare_text(const char *sql, VarParams *vp) {
     List *sources = SPI_plan_get_plan_sources(plan);
     if (list_length(sources) != 1) check_single_select(sql);  // raises the error
     auto *source = static_cast<CachedPlanSource *>(linitial(sources));
+    // Defensive: PostgreSQL allows no rule that turns a SELECT into several
+    // queries (an ON SELECT rule is a view's single _RETURN).
     if (list_length(source->query_list) != 1)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo cannot cache a query that rewrite rules expand into several")));

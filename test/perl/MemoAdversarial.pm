@@ -29,7 +29,13 @@
 #   allow    a memo call failing with this SQLSTATE also counts as
 #            agreement (a refusal other than 0A000 that is legitimate)
 #   todo     a reason: the probe's failures are reported as TODO
-#   cached   the second warm call must be a hit (memo.stats.hits)
+#   uncached a reason: the query is never served from the cache before the
+#            change (a memo call inside it, say). Otherwise (and unless it
+#            must be refused) a warm call must be served from the cache: a
+#            hit, a remembered error or an older answer (memo.stats), so
+#            that a build that refuses or bypasses everything fails
+#   learns   how many first calls learn what the query's functions read
+#            and store nothing (docs/reference.md): as many more warm calls
 #   inert    the change is not expected to change the result (otherwise
 #            the direct result after the commit must differ from the one
 #            before, so that a memo call that kept the old one is caught)
@@ -42,6 +48,11 @@
 #   rollback  W: ROLLBACK; R and W compare twice each
 #   commit    W: the change again and COMMIT; R and W compare twice each
 #   after     the follow-up write; R and W compare twice each
+#
+# Each compare's verdict is 'agree', 'refused' (the memo call was refused
+# with 0A000 or the probe's allowed SQLSTATE: a refusal is not a wrong
+# answer) or 'mismatch'; and the warm phase checks that the cache served
+# the probe (see uncached).
 #
 # A compare agrees when the memo call returns exactly what the direct query
 # returns, or both fail with the same SQLSTATE, or the memo call is refused
@@ -115,6 +126,24 @@ sub params_sql {
 }
 
 sub cache_name { return 'adv.' . $_[0]->{name}; }
+
+# Calls of the probe's cache name served from the cache on $node: hits,
+# remembered errors and older answers.
+sub served {
+    my ($node, $p, $db) = @_;
+    return $node->safe_psql($db // 'postgres',
+        'SELECT coalesce(sum(hits + error_hits + stale_hits), 0) FROM memo.stats WHERE cache_name = ' . lit(cache_name($p)));
+}
+
+sub expects_caching { my ($p) = @_; return !defined $p->{refuse} && !$p->{uncached}; }
+
+# The warm phase's check that the cache served the probe.
+sub served_check {
+    my ($session, $before, $after) = @_;
+    return { phase => 'warm', session => $session, memo => "served $before -> $after",
+             direct => 'served from the cache', verdict => ($after > $before ? 'agree' : 'mismatch'),
+             note => 'a warm call was served from the cache' };
+}
 
 sub memo_sql {
     my ($p) = @_;
@@ -260,20 +289,15 @@ sub adv_run_probe {
         $r = open_session($node, $p, 1);
         $w = open_session($node, $p, 0);
 
+        my $served = served($node, $p);
         my ($m, $d) = compare_in($r, $p, 0);
         $record->('warm', 'R#1 (first call)', $m, $d, %refuse);
-        my $hits = $node->safe_psql('postgres',
-            "SELECT coalesce(sum(hits), 0) FROM memo.stats WHERE cache_name = " . lit(cache_name($p)));
-        ($m, $d) = compare_in($r, $p, 0);
-        $record->('warm', 'R#2', $m, $d, %refuse);
-        $before = $d;
-        if ($p->{cached}) {
-            my $now = $node->safe_psql('postgres',
-                "SELECT coalesce(sum(hits), 0) FROM memo.stats WHERE cache_name = " . lit(cache_name($p)));
-            push @checks, { phase => 'warm', session => 'R#2', memo => "hits $hits -> $now",
-                            direct => 'a hit', verdict => ($now > $hits ? 'agree' : 'mismatch'),
-                            note => 'second call is a hit' };
+        for my $i (2 .. 2 + ($p->{learns} // 0)) {
+            ($m, $d) = compare_in($r, $p, 0);
+            $record->('warm', "R#$i", $m, $d, %refuse);
         }
+        $before = $d;
+        push @checks, served_check('R', $served, served($node, $p)) if expects_caching($p);
         return unless defined $p->{change};
 
         if (!$p->{outside}) {
@@ -334,8 +358,8 @@ sub adv_run_probe {
 # The standby mode (test/t/016_standby_adversarial.pl): the probe's setup
 # and change run on the primary, and every compare on each reader, a hot
 # standby or a cascading one, once it has replayed what the primary wrote
-# ($sync->() waits for that). Phases: warm (twice on each reader, the
-# second a hit for 'cached' probes), during (the change open on the
+# ($sync->() waits for that). Phases: warm (twice on each reader, more for
+# 'learns' probes, and served from the cache), during (the change open on the
 # primary: a reader must not see it, and may find the primary's replayed
 # locks in the way), rollback, commit (with the sensitivity check on the
 # first reader), after. A probe whose session cannot be opened on a
@@ -361,10 +385,6 @@ sub adv_run_probe_on_standbys {
             }
         }
     };
-    my $hits = sub {
-        my ($node) = @_;
-        return $node->safe_psql($db, "SELECT coalesce(sum(hits), 0) FROM memo.stats WHERE cache_name = " . lit(cache_name($p)));
-    };
     eval {
         $primary->safe_psql($db, "SET client_min_messages = warning;
 $p->{setup}") if $p->{setup};
@@ -381,22 +401,16 @@ $p->{setup}") if $p->{setup};
         $w = open_session($primary, $p, 0, $db);
         for my $i (0 .. $#r) {
             my $node = $readers->[$i];
-            my ($m, $d) = compare_in($r[$i], $p, 0);
-            my ($v, $note) = adv_verdict($m, $d, %refuse, allow => $p->{allow});
-            push @checks, { phase => 'warm', session => $node->name . '#1 (first call)', memo => $m, direct => $d,
-                            verdict => $v, note => $note };
-            my $h = $hits->($node);
-            ($m, $d) = compare_in($r[$i], $p, 0);
-            ($v, $note) = adv_verdict($m, $d, %refuse, allow => $p->{allow});
-            push @checks, { phase => 'warm', session => $node->name . '#2', memo => $m, direct => $d,
-                            verdict => $v, note => $note };
-            $before{ $node->name } = $d;
-            if ($p->{cached}) {
-                my $now = $hits->($node);
-                push @checks, { phase => 'warm', session => $node->name . '#2', memo => "hits $h -> $now",
-                                direct => 'a hit', verdict => ($now > $h ? 'agree' : 'mismatch'),
-                                note => 'second call is a hit' };
+            my $served = served($node, $p, $db);
+            my ($m, $d);
+            for my $k (1 .. 2 + ($p->{learns} // 0)) {
+                ($m, $d) = compare_in($r[$i], $p, 0);
+                my ($v, $note) = adv_verdict($m, $d, %refuse, allow => $p->{allow});
+                push @checks, { phase => 'warm', session => $node->name . "#$k", memo => $m, direct => $d,
+                                verdict => $v, note => $note };
             }
+            $before{ $node->name } = $d;
+            push @checks, served_check($node->name, $served, served($node, $p, $db)) if expects_caching($p);
         }
         return unless defined $p->{change};
         if (!$p->{outside}) {

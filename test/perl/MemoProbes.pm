@@ -431,6 +431,7 @@ sub adversarial_probes {
               CREATE TABLE adv_ro2 (c regclass); INSERT INTO adv_ro2 VALUES ('adv_ros2.tgt'), ('pg_class');
               SELECT memo.watch('adv_ro2');},
             kind   => 'count', query => q{SELECT * FROM adv_ro2 WHERE c::text = 'adv_ros2.tgt'},
+            uncached => 'regclassout depends on the search path: refused',
             change => 'ALTER TABLE adv_ros2.tgt RENAME TO tgt_renamed;' },
         {   name   => 'out.regrole_column_role_renamed',
             setup  => q{
@@ -926,6 +927,7 @@ sub adversarial_probes {
               CREATE TABLE adv_tsc (body text); INSERT INTO adv_tsc VALUES ('cats'), ('dog');
               SELECT memo.watch('adv_tsc');},
             kind   => 'count', query => q{SELECT * FROM adv_tsc WHERE body @@ 'cat'::tsquery},
+            uncached => 'the text search configuration is a setting the key does not hold: refused',
             change => q{SET default_text_search_config = 'pg_catalog.simple';},
             inert  => 1 },   # a session setting: only W sees the change
 
@@ -962,10 +964,10 @@ sub adversarial_probes {
             ['now_in_array_expr', q{SELECT * FROM adv_tl WHERE ts < ANY (ARRAY['now', 'epoch']::timestamp[])}],
         ),
         {   name   => 'time.explicit_literal_is_cached',
-            kind   => 'count', query => q{SELECT * FROM adv_tl WHERE ts < '2020-01-01'::timestamp}, cached => 1,
+            kind   => 'count', query => q{SELECT * FROM adv_tl WHERE ts < '2020-01-01'::timestamp},
             change => q{INSERT INTO adv_tl VALUES ('2019-01-01', '2019-01-01');} },
         {   name   => 'time.explicit_param_is_cached',
-            kind   => 'count', query => q{SELECT * FROM adv_tl WHERE d < $1::date}, params => ['2020-01-01'], cached => 1 },
+            kind   => 'count', query => q{SELECT * FROM adv_tl WHERE d < $1::date}, params => ['2020-01-01'] },
 
         # ---------------------------------------------------------------- 7. look-alike triggers
         {   name   => 'trigger.when_false_lookalike_then_watch',
@@ -1066,7 +1068,7 @@ sub adversarial_probes {
               INSERT INTO adv_so VALUES (1), (11);
               SELECT memo.watch('adv_so');},
             kind   => 'list', query => 'SELECT tableoid, x FROM adv_so ORDER BY x', cols => 'tableoid oid, x int',
-            cached => 1, change => 'UPDATE adv_so SET x = 12 WHERE x = 1;' },
+            change => 'UPDATE adv_so SET x = 12 WHERE x = 1;' },
 
         # ---------------------------------------------------------------- 9. deltas: every write path carried, or fallen back
         # Tables watched with deltas; the cached queries qualify (a count, a
@@ -1205,36 +1207,36 @@ sub adversarial_probes {
         # column's value is the default (attmissingval), never NULL.
         {   name   => 'delta.fast_default_update',
             setup  => dtab('adv_fd1', 6) . q{ALTER TABLE adv_fd1 ADD COLUMN b int DEFAULT 5;},
-            kind   => 'count', query => 'SELECT * FROM adv_fd1 WHERE b = 5', cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_fd1 WHERE b = 5',
             change => q{UPDATE adv_fd1 SET b = 6 WHERE x = 1;} },
         {   name   => 'delta.fast_default_delete',
             setup  => dtab('adv_fd2', 6) . q{ALTER TABLE adv_fd2 ADD COLUMN b int DEFAULT 5;},
-            kind   => 'count', query => 'SELECT * FROM adv_fd2 WHERE b = 5', cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_fd2 WHERE b = 5',
             change => q{DELETE FROM adv_fd2 WHERE x IN (1, 2);} },
         {   name   => 'delta.fast_default_is_null',
             setup  => dtab('adv_fd3', 6) . q{ALTER TABLE adv_fd3 ADD COLUMN b int DEFAULT 5;},
-            kind   => 'count', query => 'SELECT * FROM adv_fd3 WHERE b IS NULL', cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_fd3 WHERE b IS NULL',
             change => q{UPDATE adv_fd3 SET note = 'u' WHERE x = 1; INSERT INTO adv_fd3 VALUES (50, 0, 'n', NULL);} },
         {   name   => 'delta.fast_default_page',
             setup  => dtab('adv_fd4', 6) . q{ALTER TABLE adv_fd4 ADD COLUMN b int DEFAULT 5;},
             kind   => 'list', query => 'SELECT x, b FROM adv_fd4 WHERE b = 5 ORDER BY x LIMIT 3', cols => 'x int, b int',
-            cached => 1,
+           
             change => q{DELETE FROM adv_fd4 WHERE x = 2;} },
         # A branch's own ORDER BY ... LIMIT makes its rows depend on rows it
         # does not return: not corrected row by row.
         {   name   => 'delta.union_all_branch_limit',
             setup  => dtab('adv_ua1', 6),
-            kind   => 'count', cached => 1,
+            kind   => 'count',
             query  => 'SELECT x FROM adv_ua1 WHERE x > 2 UNION ALL (SELECT x FROM adv_ua1 ORDER BY x LIMIT 2)',
             change => q{INSERT INTO adv_ua1 VALUES (7, 1);} },
         {   name   => 'delta.union_all_branch_offset',
             setup  => dtab('adv_ua2', 3),
-            kind   => 'count', cached => 1,
+            kind   => 'count',
             query  => 'SELECT x FROM adv_ua2 WHERE g = 0 UNION ALL (SELECT x FROM adv_ua2 ORDER BY x OFFSET 4)',
             change => q{INSERT INTO adv_ua2 VALUES (10, 1), (12, 0);} },
         {   name   => 'delta.union_all_branch_order_limit_delete',
             setup  => dtab('adv_ua3', 6),
-            kind   => 'count', cached => 1,
+            kind   => 'count',
             query  => 'SELECT x FROM adv_ua3 WHERE g = 1 UNION ALL (SELECT x FROM adv_ua3 ORDER BY x DESC LIMIT 3)',
             change => q{DELETE FROM adv_ua3 WHERE x = 4;} },
         # The direct plan computes the outputs of every matching row (a top-N
@@ -1244,12 +1246,12 @@ sub adversarial_probes {
             session => 'SET enable_indexscan = off; SET enable_bitmapscan = off',
             setup  => dtab('adv_pe1', 6),
             kind   => 'list', query => 'SELECT x, 100 / (x - 10) AS q FROM adv_pe1 ORDER BY x LIMIT 2',
-            cols   => 'x int, q int', cached => 1,
+            cols   => 'x int, q int',
             change => q{INSERT INTO adv_pe1 VALUES (10, 1);} },
         {   name   => 'delta.count_output_fails',
             session => 'SET enable_indexscan = off; SET enable_bitmapscan = off',
             setup  => dtab('adv_pe2', 6),
-            kind   => 'count', cached => 1,
+            kind   => 'count',
             query  => 'SELECT x FROM adv_pe2 WHERE g = 1 UNION ALL SELECT (100 / (x - 10))::int FROM adv_pe2 WHERE g = 2',
             change => q{INSERT INTO adv_pe2 VALUES (10, 2);} },
         # The planner orders the conjuncts by cost: it may evaluate the failing
@@ -1257,89 +1259,89 @@ sub adversarial_probes {
         {   name   => 'delta.conjunct_fails_in_plan_order',
             setup  => dtab('adv_pe3', 6) . q{CREATE FUNCTION adv_pe3_slow(int) RETURNS bool IMMUTABLE LANGUAGE plpgsql
               COST 10000 AS 'BEGIN RETURN $1 < 8; END';},
-            kind   => 'count', cached => 1,
+            kind   => 'count',
             query  => 'SELECT * FROM adv_pe3 WHERE adv_pe3_slow(x) AND 100 / (x - 10) > -100',
             change => q{INSERT INTO adv_pe3 VALUES (10, 1);} },
         # ---------------------------------------------------------------- 12. relations of every kind take names over
         {   name   => 'names.sequence_takes_name',
             path   => 'adv_ns1, public',
             setup  => q{CREATE SCHEMA adv_ns1;} . tab('adv_nt1', 3),
-            kind   => 'count', query => 'SELECT * FROM adv_nt1', cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_nt1',
             change => q{CREATE SEQUENCE adv_ns1.adv_nt1;} },
         {   name   => 'names.index_takes_name',
             path   => 'adv_ns2, public',
             setup  => q{CREATE SCHEMA adv_ns2; CREATE TABLE adv_ns2.other (x int);} . tab('adv_nt2', 3),
-            kind   => 'count', query => 'SELECT * FROM adv_nt2', cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_nt2',
             change => q{CREATE INDEX adv_nt2 ON adv_ns2.other (x);} },
         {   name   => 'names.sequence_renamed_into_name',
             path   => 'adv_ns3, public',
             setup  => q{CREATE SCHEMA adv_ns3; CREATE SEQUENCE adv_ns3.q;} . tab('adv_nt3', 3),
-            kind   => 'count', query => 'SELECT * FROM adv_nt3', cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_nt3',
             change => q{ALTER SEQUENCE adv_ns3.q RENAME TO adv_nt3;} },
         {   name   => 'names.partitioned_index_takes_name',
             path   => 'adv_ns5, public',
             setup  => q{CREATE SCHEMA adv_ns5; CREATE TABLE adv_ns5.pt (k int) PARTITION BY RANGE (k);} . tab('adv_nt5', 3),
-            kind   => 'count', query => 'SELECT * FROM adv_nt5', cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_nt5',
             change => q{CREATE INDEX adv_nt5 ON adv_ns5.pt (k);} },
         {   name   => 'names.sequence_moved_into_schema',
             path   => 'adv_ns6, public',
             setup  => q{CREATE SCHEMA adv_ns6; CREATE SCHEMA adv_ns6b; CREATE SEQUENCE adv_ns6b.adv_nt6;} . tab('adv_nt6', 3),
-            kind   => 'count', query => 'SELECT * FROM adv_nt6', cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_nt6',
             change => q{ALTER SEQUENCE adv_ns6b.adv_nt6 SET SCHEMA adv_ns6;} },
         {   name   => 'names.regclass_sequences_swap',
             setup  => q{CREATE SEQUENCE adv_sqa; CREATE SEQUENCE adv_sqb;
               CREATE TABLE adv_sqr (r regclass); INSERT INTO adv_sqr VALUES ('adv_sqa'); SELECT memo.watch('adv_sqr');},
-            kind   => 'count', query => q{SELECT * FROM adv_sqr WHERE r = 'adv_sqb'::regclass}, cached => 1,
+            kind   => 'count', query => q{SELECT * FROM adv_sqr WHERE r = 'adv_sqb'::regclass},
             change => q{ALTER SEQUENCE adv_sqa RENAME TO adv_sqt; ALTER SEQUENCE adv_sqb RENAME TO adv_sqa;
               ALTER SEQUENCE adv_sqt RENAME TO adv_sqb;} },
         {   name   => 'names.regclass_indexes_swap',
             setup  => q{CREATE TABLE adv_ixt (x int); CREATE INDEX adv_ixa ON adv_ixt (x); CREATE INDEX adv_ixb ON adv_ixt (x);
               CREATE TABLE adv_ixr (r regclass); INSERT INTO adv_ixr VALUES ('adv_ixa'); SELECT memo.watch('adv_ixr');},
-            kind   => 'count', query => 'SELECT * FROM adv_ixr WHERE r = $1::regclass', params => ['adv_ixb'], cached => 1,
+            kind   => 'count', query => 'SELECT * FROM adv_ixr WHERE r = $1::regclass', params => ['adv_ixb'],
             change => q{ALTER INDEX adv_ixa RENAME TO adv_ixt2; ALTER INDEX adv_ixb RENAME TO adv_ixa;
               ALTER INDEX adv_ixt2 RENAME TO adv_ixb;} },
         {   name   => 'names.regclass_sequence_dropped',
             setup  => q{CREATE SEQUENCE adv_sqd;
               CREATE TABLE adv_sqdr (r regclass); INSERT INTO adv_sqdr VALUES ('adv_sqd'); SELECT memo.watch('adv_sqdr');},
-            kind   => 'count', query => q{SELECT * FROM adv_sqdr WHERE r = 'adv_sqd'::regclass}, cached => 1,
+            kind   => 'count', query => q{SELECT * FROM adv_sqdr WHERE r = 'adv_sqd'::regclass},
             change => q{DROP SEQUENCE adv_sqd;} },
         # ---------------------------------------------------------------- 13. functions labelled IMMUTABLE that read tables
-        {   name   => 'func.immutable_sql_reads_table',
+        {   name   => 'func.immutable_sql_reads_table', learns => 1,
             setup  => tab('adv_fr1', 10) . tab('adv_fr1s', 3)
               . q{CREATE FUNCTION adv_fr1n() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT count(*) FROM adv_fr1s';},
             kind   => 'count', query => 'SELECT * FROM adv_fr1 WHERE x <= adv_fr1n()',
             change => q{INSERT INTO adv_fr1s VALUES (4), (5);} },
-        {   name   => 'func.immutable_plpgsql_reads_table',
+        {   name   => 'func.immutable_plpgsql_reads_table', learns => 1,
             setup  => tab('adv_fr2', 10) . tab('adv_fr2s', 3)
               . q{CREATE FUNCTION adv_fr2n(int) RETURNS bool IMMUTABLE LANGUAGE plpgsql
                     AS 'BEGIN RETURN EXISTS (SELECT 1 FROM adv_fr2s WHERE x = $1); END';},
             kind   => 'count', query => 'SELECT * FROM adv_fr2 WHERE adv_fr2n(x)',
             change => q{DELETE FROM adv_fr2s WHERE x = 2;} },
-        {   name   => 'func.immutable_plpgsql_folded_constant',
+        {   name   => 'func.immutable_plpgsql_folded_constant', learns => 1,
             setup  => tab('adv_fr3', 10) . tab('adv_fr3s', 3)
               . q{CREATE FUNCTION adv_fr3n() RETURNS bigint IMMUTABLE LANGUAGE plpgsql
                     AS 'BEGIN RETURN (SELECT max(x) FROM adv_fr3s); END';},
             kind   => 'list', query => 'SELECT x FROM adv_fr3 WHERE x <= adv_fr3n() ORDER BY x', cols => 'x int',
             change => q{UPDATE adv_fr3s SET x = 7 WHERE x = 3;} },
-        {   name   => 'func.immutable_sql_srf_inlined',
+        {   name   => 'func.immutable_sql_srf_inlined', learns => 1,
             setup  => tab('adv_fr4', 5)
               . q{CREATE FUNCTION adv_fr4f() RETURNS SETOF int IMMUTABLE LANGUAGE sql AS 'SELECT x FROM adv_fr4';},
             kind   => 'count', query => 'SELECT * FROM adv_fr4f()',
             change => q{INSERT INTO adv_fr4 VALUES (6);} },
-        {   name   => 'func.immutable_reads_a_view',
+        {   name   => 'func.immutable_reads_a_view', learns => 1,
             setup  => tab('adv_fr5', 10) . tab('adv_fr5s', 3)
               . q{CREATE VIEW adv_fr5v AS SELECT x FROM adv_fr5s WHERE x > 1;
                   CREATE FUNCTION adv_fr5n() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT count(*) FROM adv_fr5v';},
             kind   => 'count', query => 'SELECT * FROM adv_fr5 WHERE x <= adv_fr5n()',
             change => q{INSERT INTO adv_fr5s VALUES (9);} },
-        {   name   => 'func.immutable_reads_a_partition_tree',
+        {   name   => 'func.immutable_reads_a_partition_tree', learns => 1,
             setup  => tab('adv_fr6', 10) . q{CREATE TABLE adv_fr6p (k int) PARTITION BY RANGE (k);
                   CREATE TABLE adv_fr6p1 PARTITION OF adv_fr6p FOR VALUES FROM (0) TO (100);
                   INSERT INTO adv_fr6p VALUES (1), (2); SELECT memo.watch('adv_fr6p');
                   CREATE FUNCTION adv_fr6n() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT count(*) FROM adv_fr6p';},
             kind   => 'count', query => 'SELECT * FROM adv_fr6 WHERE x <= adv_fr6n()',
             change => q{INSERT INTO adv_fr6p1 VALUES (3), (4);} },
-        {   name   => 'func.immutable_reads_deltas_table',
+        {   name   => 'func.immutable_reads_deltas_table', learns => 1,
             setup  => dtab('adv_fr7', 10) . tab('adv_fr7s', 3)
               . q{CREATE FUNCTION adv_fr7n() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT count(*) FROM adv_fr7s';},
             kind   => 'count', query => 'SELECT * FROM adv_fr7 WHERE x <= adv_fr7n()',
@@ -1348,14 +1350,14 @@ sub adversarial_probes {
             setup  => tab('adv_fr8', 10) . tab('adv_fr8s', 3, unwatched => 1)
               . q{CREATE FUNCTION adv_fr8n() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT count(*) FROM adv_fr8s';},
             kind   => 'count', query => 'SELECT * FROM adv_fr8 WHERE x <= adv_fr8n()', refuse => '55000' },
-        {   name   => 'func.immutable_reads_revoked_table',
+        {   name   => 'func.immutable_reads_revoked_table', learns => 1,
             role   => 'adv_frr',
             setup  => q{CREATE ROLE adv_frr;} . tab('adv_fr9', 10) . tab('adv_fr9s', 3)
               . q{GRANT SELECT ON adv_fr9, adv_fr9s TO adv_frr;
                   CREATE FUNCTION adv_fr9n() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT count(*) FROM adv_fr9s';},
             kind   => 'count', query => 'SELECT * FROM adv_fr9 WHERE x <= adv_fr9n()',
             change => q{REVOKE SELECT ON adv_fr9s FROM adv_frr;} },
-        {   name   => 'func.immutable_reads_membership_revoked',
+        {   name   => 'func.immutable_reads_membership_revoked', learns => 1,
             role   => 'adv_frm',
             setup  => q{CREATE ROLE adv_frmg; CREATE ROLE adv_frm IN ROLE adv_frmg;} . tab('adv_fr10', 10) . tab('adv_fr10s', 3)
               . q{GRANT SELECT ON adv_fr10 TO adv_frm; GRANT SELECT ON adv_fr10s TO adv_frmg;
@@ -1365,7 +1367,7 @@ sub adversarial_probes {
         # In a parallel worker: the worker's executor checks are not this
         # backend's; the worker says that it ran statements, and the query is
         # planned without workers from then on.
-        {   name   => 'func.immutable_parallel_safe_reads_table_in_worker',
+        {   name   => 'func.immutable_parallel_safe_reads_table_in_worker', learns => 2,
             session => 'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; '
               . 'SET parallel_leader_participation = off',
             setup  => q{CREATE TABLE adv_fr12 AS SELECT g AS x FROM generate_series(1, 1000) g; SELECT memo.watch('adv_fr12');}
@@ -1377,7 +1379,7 @@ sub adversarial_probes {
                     AS 'BEGIN RETURN EXISTS (SELECT 1 FROM adv_fr12s WHERE x = $1); END';},
             kind   => 'count', query => 'SELECT * FROM adv_fr12 WHERE adv_fr12n(x)',
             change => q{INSERT INTO adv_fr12s VALUES (4), (5);} },
-        {   name   => 'func.immutable_calls_memo',
+        {   name   => 'func.immutable_calls_memo', uncached => 'a memo call inside it: never stored',
             setup  => tab('adv_fr11', 10) . tab('adv_fr11s', 3)
               . q{CREATE FUNCTION adv_fr11n() RETURNS bigint IMMUTABLE LANGUAGE sql
                     AS $$SELECT memo.count('adv.inner', 'SELECT * FROM adv_fr11s', '{}')$$;},

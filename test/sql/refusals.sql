@@ -53,6 +53,16 @@ SELECT try($$SELECT memo.count('c', 'SELECT * FROM pg_class')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT * FROM information_schema.tables')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT * FROM mv')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT * FROM no_such_table')$$);
+CREATE FOREIGN DATA WRAPPER memo_dummy_fdw;
+CREATE SERVER memo_dummy FOREIGN DATA WRAPPER memo_dummy_fdw;
+CREATE FOREIGN TABLE faraway (id int) SERVER memo_dummy;
+SELECT try($$SELECT memo.count('c', 'SELECT * FROM faraway')$$);
+-- a search path of more than 32 schemas (pg_catalog and 33 more)
+DO $$ BEGIN FOR i IN 1 .. 33 LOOP EXECUTE format('CREATE SCHEMA memo_path_%s', i); END LOOP; END $$;
+SELECT set_config('search_path', (SELECT string_agg('memo_path_' || i, ', ') FROM generate_series(1, 33) i) || ', public', false) IS NOT NULL AS path_set;
+SELECT try($$SELECT memo.count('c', 'SELECT 1')$$);
+RESET search_path;
+DO $$ BEGIN FOR i IN 1 .. 33 LOOP EXECUTE format('DROP SCHEMA memo_path_%s', i); END LOOP; END $$;
 -- constants and immutable functions are fine
 SELECT try($$SELECT memo.count('c', 'SELECT 1')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT lower(v) FROM watched_t WHERE id > 0')$$);

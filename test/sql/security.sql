@@ -5,6 +5,7 @@
 CREATE ROLE memo_alice;
 CREATE ROLE memo_bob;
 CREATE ROLE memo_readers;
+CREATE ROLE memo_carol;
 CREATE TABLE secret (id int PRIMARY KEY, owner text, pay int);
 INSERT INTO secret SELECT g, 'o' || g, g * 1000 FROM generate_series(1, 5) g;
 SELECT memo.watch('secret');
@@ -60,12 +61,16 @@ RESET ROLE;
 -- SECURITY DEFINER wrappers run, and are keyed, as their owner
 CREATE FUNCTION secret_total() RETURNS bigint LANGUAGE sql SECURITY DEFINER
   AS $$ SELECT memo.count('secret.definer', 'SELECT * FROM secret') $$;
-GRANT EXECUTE ON FUNCTION secret_total() TO memo_bob;
+GRANT EXECUTE ON FUNCTION secret_total() TO memo_bob, memo_carol;
+-- bob computes it; carol, another role, is served bob's entry: both calls
+-- ran as the owner
 SET ROLE memo_bob;
 SELECT secret_total();
+RESET ROLE;
+SET ROLE memo_carol;
 SELECT secret_total();
 RESET ROLE;
-SELECT hits FROM counters('secret.definer');
+SELECT hits, misses FROM counters('secret.definer');
 
 -- row level security: refused for roles it applies to
 CREATE TABLE tenant_rows (tenant text, v int);
@@ -113,4 +118,4 @@ DROP FUNCTION secret_total();
 DROP VIEW secret_ids;
 REVOKE SELECT ON tenant_rows FROM memo_auditor;
 DROP TABLE secret, tenant_rows;
-DROP ROLE memo_alice, memo_bob, memo_readers, memo_auditor;
+DROP ROLE memo_alice, memo_bob, memo_carol, memo_readers, memo_auditor;

@@ -51,8 +51,11 @@ SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1:
 SELECT hits - :hits_before AS new_hits FROM counters('blob');
 
 -- memo.stats columns: one row per (database, cache name)
-SELECT datname = current_database() AS this_db, cache_name, calls >= hits + misses AS consistent,
-       total_compute_ms >= 0 AS timed, mean_compute_ms >= 0 AS mean, stats_reset IS NOT NULL AS reset_time
+-- (every call of 'blob' so far ended as a hit, a miss or a bypass: none
+-- failed; its computations took time, and the mean is their mean)
+SELECT datname = current_database() AS this_db, cache_name, calls = hits + misses + bypasses AS accounted,
+       total_compute_ms > 0 AS timed, abs(mean_compute_ms * computations - total_compute_ms) < 0.01 AS mean,
+       stats_reset <= now() AS reset_time
   FROM memo.stats WHERE cache_name = 'blob';
 
 -- reset_stats zeroes counters but keeps the gauges

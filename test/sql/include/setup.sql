@@ -16,6 +16,20 @@ LANGUAGE sql AS $$
     FROM memo.stats WHERE datname = current_database() AND cache_name = name
 $$;
 
+-- Runs a memo call (a statement returning one value) twice and says whether
+-- the second time was a hit: a change made next is then the only thing that
+-- can change the next result ("current: <value>"; "NOT A HIT" otherwise).
+CREATE OR REPLACE FUNCTION warm(cache text, call text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  hits_before bigint;
+  result text;
+BEGIN
+  EXECUTE call INTO result;
+  SELECT hits INTO hits_before FROM counters(cache);
+  EXECUTE call INTO result;
+  RETURN CASE WHEN (SELECT hits FROM counters(cache)) > hits_before THEN 'current: ' ELSE 'NOT A HIT: ' END || result;
+END $$;
+
 -- Shows the SQLSTATE and message of whatever the statement raises.
 CREATE OR REPLACE FUNCTION try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
