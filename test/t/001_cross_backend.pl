@@ -85,8 +85,12 @@ $late->query_safe('INSERT INTO late VALUES (1)');
 $late->query_safe(q{SELECT memo.watch('late')});
 is($late->query_safe(q{SELECT memo.count('late', 'SELECT * FROM late')}), '1',
     'the watching transaction sees its own earlier write');
-my ($late_ret, $late_out) = $node->psql('postgres', q{SELECT memo.count('late', 'SELECT * FROM late')});
-isnt($late_out, '1', 'another session is never served that uncommitted write');
+is($node->safe_psql('postgres', q{SELECT bypasses || '/' || entries FROM memo.stats WHERE cache_name = 'late'}), '1/0',
+   'it computed that as a bypass and stored nothing');
+# For everyone else the table is not watched yet: refused, never served.
+my ($late_ret, $late_out, $late_err) = $node->psql('postgres', q{SELECT memo.count('late', 'SELECT * FROM late')});
+like($late_err, qr/table public\.late is not watched by pg_memo/,
+     'another session is refused until the watch commits (never served the uncommitted write)');
 $late->query_safe('COMMIT');
 $late->quit;
 is($node->safe_psql('postgres', q{SELECT memo.count('late', 'SELECT * FROM late')}), '1',

@@ -9,7 +9,11 @@
 #    make the recomputation slow (seconds), so older answers would outlive
 #    the bound if it were not enforced.
 # 2. pg_memo.error_ttl under concurrency: a failing query called by many
-#    clients runs at most once per error_ttl (plus the first).
+#    clients at once, with a ttl longer than the run, runs exactly once.
+#
+# No assertion depends on how fast the machine is: the bound is checked
+# against the recorded commit times, and the counts that depend on
+# scheduling (how many reads, how many of them older answers) are notes.
 # 3. pg_memo.stale_on_error: a lock timeout gives the older result; a
 #    cancel by the user never does.
 use strict;
@@ -86,8 +90,8 @@ finish_call($_) for @readers;
 
 my ($nreads, $nwrites) = split /\|/, $node->safe_psql('postgres',
     'SELECT (SELECT count(*) FROM reads), (SELECT count(*) FROM writes)');
-cmp_ok($nreads, '>', 100, "readers made $nreads calls");
-cmp_ok($nwrites, '>=', 8, "the writer committed $nwrites writes");
+cmp_ok($nreads, '>', 0, "readers made calls ($nreads)");
+cmp_ok($nwrites, '>', 0, "the writer committed writes ($nwrites)");
 
 # For each read of v: the write it misses is v + 1. Stale: v + 1's COMMIT
 # had ended before the read started. A proven violation: the read started
@@ -99,13 +103,13 @@ my ($stale, $violations, $worst_ms, $waited) = split /\|/, $node->safe_psql('pos
                         FILTER (WHERE r.started > w.after_commit)), 0),
          count(*) FILTER (WHERE r.ended - r.started > interval '$bound_ms ms')
     FROM reads r JOIN writes w ON w.v = r.v + 1});
-cmp_ok($stale, '>', 0, "older answers were served ($stale reads, the oldest ${worst_ms} ms after the commit it missed)");
+note("older answers served: $stale reads, the oldest ${worst_ms} ms after the commit it missed");
 is($violations, '0', "no read was served an answer older than pg_memo.max_staleness ($bound_ms ms)");
-diag("calls that waited longer than the bound for a recomputation: $waited");
+note("calls that waited longer than the bound for a recomputation: $waited");
 is($node->safe_psql('postgres', q{
   SELECT count(*) FROM reads r WHERE r.v > (SELECT max(v) FROM writes w WHERE w.before_commit < r.ended)}),
    '0', 'no read returned a write before its COMMIT began');
-ok(memo_stat($node, 'bounded', 'stale_hits') > 0, 'memo.stats counts the older answers as stale_hits');
+is(memo_stat($node, 'bounded', 'stale_hits'), $stale, 'memo.stats counts the older answers as stale_hits');
 
 # Once the bound has passed, the older answer is refused: a call waits for
 # the recomputation and returns the write it would have missed.
@@ -132,22 +136,17 @@ $node->safe_psql('postgres', q{
   END $$;
 });
 my $clients = 16;
-my $ttl_seconds = 1;
-my $run_seconds = 3;
-my $started = Time::HiRes::time();
-$node->pgbench("-n -c $clients -j 2 -T $run_seconds", 0, [qr/processed: [1-9]/], [qr/^$/],
-    'clients call a failing query for a few seconds',
-    { 'failing.sql' => "SET pg_memo.error_ttl = '${ttl_seconds}s';\nSELECT call_failing();\n" });
+$node->pgbench("-n -c $clients -j 2 -t 20", 0, [qr/processed: [1-9]/], [qr/^$/],
+    'clients call a failing query at once',
+    { 'failing.sql' => "SET pg_memo.error_ttl = '1h';\nSELECT call_failing();\n" });
 my ($executions, $error_hits, $calls) = split /\|/, $node->safe_psql('postgres',
     q{SELECT computations, error_hits, calls FROM memo.stats WHERE cache_name = 'failing'});
-# One execution when the first caller fails, then at most one per ttl of
-# the time the clients really ran (a loaded machine stretches -T's seconds:
-# pgbench's connections and its end come on top).
-my $elapsed = Time::HiRes::time() - $started;
-my $allowed = int($elapsed / $ttl_seconds) + 2;
-cmp_ok($executions, '<=', $allowed,
-    sprintf("%d clients over %.1f s ran the failing query %d times (at most %d)", $clients, $elapsed, $executions, $allowed));
-cmp_ok($error_hits, '>', $executions, "the other $error_hits calls of $calls got the remembered error");
+# One execution: its error is shared with the callers that waited on its
+# flight and remembered for the others (a leader that did not look for the
+# remembered error before it computed ran the query 10 times in one run).
+is($executions, '1', "$clients clients, $calls calls: the failing query ran once");
+# A client's calls after its first come after the error was remembered.
+cmp_ok($error_hits, '>=', $calls - $clients, "of the $calls calls, $error_hits got the remembered error");
 
 # ---- 3. stale_on_error: a lock timeout, and a cancel ------------------------
 

@@ -103,22 +103,30 @@ is(scalar @files, 0, 'no state file left behind');
 # cached read agrees with an uncached one.
 {
     my @readers = map { $node->background_psql('postgres') } 1 .. 2;
-    my ($mismatches, $steps) = (0, 0);
+    my ($mismatches, $steps, $commits, $changed) = (0, 0, 0, 0);
     for my $i (1 .. 40) {
         my $commit = $i % 3 != 0;
         $_->query_until(qr/sent/, "\\echo sent\n$q{count}[0];\n") for @readers;
-        $node->safe_psql('postgres', "BEGIN; UPDATE t SET v = v + 1 WHERE id = " . (1 + $i % 10) . "; PREPARE TRANSACTION 'xa$i'");
+        my $before = $node->safe_psql('postgres', $q{count}[1]);
+        # Each write moves a row across v > 3: a committed loop changes the count.
+        $node->safe_psql('postgres', "BEGIN; UPDATE t SET v = CASE WHEN v > 3 THEN 0 ELSE 10 END WHERE id = "
+                                     . (1 + $i % 10) . "; PREPARE TRANSACTION 'xa$i'");
         for my $when ('prepared', 'finished') {
             my $r = $node->safe_psql('postgres', "SELECT ($q{count}[0]) || '/' || ($q{count}[1])");
             my ($a, $b) = split m{/}, $r;
             $mismatches++ if $a != $b;
             $steps++;
             $node->safe_psql('postgres', ($commit ? 'COMMIT' : 'ROLLBACK') . " PREPARED 'xa$i'") if $when eq 'prepared';
+            if ($when eq 'finished' && $commit) {
+                $commits++;
+                $changed++ if $b != $before;
+            }
         }
     }
     $_->query('SELECT 1') for @readers;
     $_->quit for @readers;
     is($mismatches, 0, "XA loops: $steps reads, each cached read agrees with the uncached one");
+    is($changed, $commits, "XA loops: each of the $commits committed loops changed the count");
 }
 
 # 7. Prepared transactions pending across a clean restart (the entries are
