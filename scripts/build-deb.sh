@@ -199,14 +199,15 @@ while read -r line; do
     passed=$((passed + BASH_REMATCH[2] - BASH_REMATCH[1]))
   fi
 done < <(grep -oE 'All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed' "$WORK/installcheck.log")
+# Every suite must reach its summary, and the run must succeed: a non-zero
+# exit with every summary passed (make failing after the suites) fails too.
+check "every suite ran to its summary ($summaries of $suites; log: $WORK/installcheck.log)" \
+  test "$summaries" -eq "$suites" -a "$suites" -gt 0
 if [ "$rc" -ne 0 ]; then
   # the diffs (from each "**** ...: regression.diffs" to the next suite)
   awk '/^\*\*\*\* /{p=1} /^### /{p=0} p' "$WORK/installcheck.log" | head -200
-  # a suite that stopped before its summary (pg_regress or make failed)
-  if [ "$summaries" -lt "$suites" ] || [ "$summaries" -eq 0 ]; then
-    tail -30 "$WORK/installcheck.log"
-    not_ok "every suite ran to its summary (log: $WORK/installcheck.log)"
-  fi
+  tail -30 "$WORK/installcheck.log"
+  not_ok "debian/tests/installcheck exited with $rc"
 fi
 # Other work on this machine may `make install` over the same paths: the
 # suites tested the packaged files only if these are still the same.

@@ -9,13 +9,15 @@ apt-get update -qq
 # fetches with apt-get source; debhelper and postgresql-server-dev-all build
 # the Debian package (scripts/build-deb.sh); prometheus-postgres-exporter and
 # curl serve scripts/test-exporter.sh; gdb makes an unreadable WAL record in
-# test/t/015 (skipped without it). scripts/test-all-versions.sh builds
+# test/t/015 (skipped without it); prometheus brings promtool, which runs
+# the alerting rules' tests (scripts/test-exporter.sh; its server is not
+# started). scripts/test-all-versions.sh builds
 # PostgreSQL 18 from source (bison, flex, pkgconf to find ICU, libicu-dev,
 # libxml2-dev, libxslt1-dev, uuid-dev, libreadline-dev, zlib1g-dev) and
 # makes a Debian root for 17 (debootstrap).
 apt-get install -y -qq --no-install-recommends \
   postgresql-15 postgresql-server-dev-15 libboost-dev libipc-run-perl \
   cmake g++ make libgtest-dev libbenchmark-dev libxxhash-dev dpkg-dev \
-  debhelper postgresql-server-dev-all prometheus-postgres-exporter curl gdb \
+  debhelper postgresql-server-dev-all prometheus-postgres-exporter prometheus curl gdb \
   bison flex pkgconf libicu-dev libxml2-dev libxslt1-dev uuid-dev libreadline-dev zlib1g-dev debootstrap >/dev/null
 echo "dependencies installed"

@@ -52,34 +52,76 @@ if ! (runuser -u postgres -- make -C "$WORK/src" clean >/dev/null 2>&1;
 fi
 echo "installed"
 
-run_installcheck() {  # $1 = folder with a PGXS Makefile, $2 = label
-  local dir=$1 label=$2 out="$WORK/$2.log"
-  section "$label: pg_regress and TAP"
-  runuser -u postgres -- make -C "$dir" installcheck >"$out" 2>&1
-  local rc=$?
-  grep -E '^(ok|not ok) |^# (All|[0-9]+ of)|All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed|^t/|^test/t/|Result:|Failed [0-9]+/' "$out"
-  local n
+skipped=()  # "what (why)" of everything that did not run
+
+# The pg_regress suites of a PGXS folder, on their own: a failure there must
+# not keep the TAP suites from running (make stops at the first failing
+# step). Every suite the Makefile names must reach the summary.
+run_regress() {  # $1 = folder with a PGXS Makefile, $2 = label
+  local dir=$1 label=$2 out="$WORK/$2.regress.log" rc n f t expected
+  section "$label: pg_regress"
+  runuser -u postgres -- make -C "$dir" installcheck TAP_TESTS= >"$out" 2>&1
+  rc=$?
+  grep -E '^(ok|not ok) |^test |All [0-9]+ tests passed|[0-9]+ of [0-9]+ tests failed' "$out"
+  expected=$(make -s -C "$dir" --no-print-directory -f Makefile -f - print-regress <<<'print-regress: ; @echo $(REGRESS)' 2>/dev/null | wc -w)
   n=$(grep -oE 'All [0-9]+ tests passed' "$out" | grep -oE '[0-9]+')
-  [ -n "$n" ] && count "$n" 0
-  if grep -qE '[0-9]+ of [0-9]+ tests failed' "$out"; then
-    local f t
+  if [ -n "$n" ]; then
+    count "$n" 0
+  elif grep -qE '[0-9]+ of [0-9]+ tests failed' "$out"; then
     f=$(grep -oE '[0-9]+ of [0-9]+ tests failed' "$out" | head -1 | awk '{print $1}')
     t=$(grep -oE '[0-9]+ of [0-9]+ tests failed' "$out" | head -1 | awk '{print $3}')
     count $((t - f)) "$f"
+    n=$t
     find "$dir" -name regression.diffs -exec cat {} \; | head -200
+  else
+    n=0
   fi
-  # TAP: every subtest counts.
-  local tap_total tap_failed
-  tap_total=$(grep -oE 'Tests=[0-9]+' "$out" | grep -oE '[0-9]+' | awk '{s+=$1} END {if (NR) print s}')
-  tap_failed=$(grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$out" | awk -F'[ /]' '{s+=$2} END {print s+0}')
-  if [ -n "$tap_total" ]; then count $((tap_total - tap_failed)) "$tap_failed"; fi
-  if [ $rc -ne 0 ] && [ "$failed" -eq 0 ]; then
+  if [ "${n:-0}" -lt "$expected" ]; then  # suites that never reported
+    tail -30 "$out"
+    echo "$label: $((expected - n)) of $expected pg_regress suites did not run"
+    count 0 $((expected - n))
+  elif [ $rc -ne 0 ] && [ -z "${f:-}" ]; then
+    tail -30 "$out"
+    count 0 1
+  fi
+}
+
+# The TAP suites of a PGXS folder: every subtest counts; a file that died
+# before its plan, or did not run at all, counts as a failure; a file that
+# skipped is named.
+run_tap() {  # $1 = folder, $2 = label
+  local dir=$1 label=$2 out="$WORK/$2.tap.log" rc files ran total bad died
+  files=$(ls "$dir"/test/t/*.pl 2>/dev/null | wc -l)
+  [ "$files" -gt 0 ] || return 0
+  section "$label: TAP"
+  runuser -u postgres -- make -C "$dir" installcheck REGRESS= >"$out" 2>&1
+  rc=$?
+  grep -E '^t/|^test/t/|Result:|Failed [0-9]+/|Dubious|skipped' "$out"
+  ran=$(grep -oE 'Files=[0-9]+' "$out" | grep -oE '[0-9]+' | tail -1)
+  total=$(grep -oE 'Tests=[0-9]+' "$out" | grep -oE '[0-9]+' | tail -1)
+  bad=$(grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$out" | awk -F'[ /]' '{s+=$2} END {print s+0}')
+  # a file that died after some subtests: "Wstat: ... Tests: N Failed: 0"
+  died=$(grep -cE '^test/t/.*\(Wstat: [1-9][0-9]* .*Failed: 0\)' "$out")
+  count $((${total:-0} - bad)) $((bad + died))
+  while read -r line; do
+    skipped+=("$label: $line")
+  done < <(grep -oE '^test/t/[^ ]+ \.+ skipped: .*' "$out" | sed -E 's/ \.+ skipped: / (/; s/$/)/')
+  if [ "${ran:-0}" -lt "$files" ]; then
+    tail -30 "$out"
+    echo "$label: $((files - ${ran:-0})) of $files TAP files did not run"
+    count 0 $((files - ${ran:-0}))
+  elif [ $rc -ne 0 ] && [ $((bad + died)) -eq 0 ]; then
     tail -50 "$out"
     count 0 1
   fi
   if [ $rc -ne 0 ]; then
     find "$dir" -path '*tmp_check/log/*' -name 'regress_log_*' -exec tail -40 {} \; 2>/dev/null | head -120
   fi
+}
+
+run_installcheck() {  # $1 = folder with a PGXS Makefile, $2 = label
+  run_regress "$1" "$2"
+  run_tap "$1" "$2"
 }
 
 run_installcheck "$WORK/src" pg_memo
@@ -118,5 +160,6 @@ fi
 
 section "summary"
 echo "logs in $WORK"
+for s in "${skipped[@]}"; do echo "skipped: $s"; done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
