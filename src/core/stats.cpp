@@ -74,7 +74,30 @@ uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len, 
         std::memcpy(s.name, name, len);
         s.stats_reset.store(now, std::memory_order_relaxed);
         s.state.store(kReady, std::memory_order_release);
-        return free_slot;
+        // Another claimer of the same name may have taken an earlier slot of
+        // the sequence meanwhile (one released while this one probed): the
+        // first in the sequence is the name's, for both.
+        uint32_t first = first_slot_of(h, dbid, name, len);
+        if (first == free_slot) return free_slot;
+        for (auto &c : s.counters) c.store(0, std::memory_order_relaxed);
+        s.dbid = 0;
+        s.state.store(kReleased, std::memory_order_release);
+        return first;
+    }
+    return kOverflowSlot;
+}
+
+uint32_t StatsTable::first_slot_of(uint64_t h, uint32_t dbid, const char *name, size_t len) const noexcept {
+    uint32_t usable = nslots_ - 1;
+    for (uint32_t probe = 0; probe < usable; probe++) {
+        uint32_t i = 1 + uint32_t((h + probe) % usable);
+        const StatsSlot &s = slots_[i];
+        uint32_t state = s.state.load(std::memory_order_acquire);
+        while (state == kClaiming) state = s.state.load(std::memory_order_acquire);
+        if (state == kEmpty) break;
+        if (state == kReady && s.name_hash == h && s.dbid == dbid && std::strlen(s.name) == len &&
+            std::memcmp(s.name, name, len) == 0)
+            return i;
     }
     return kOverflowSlot;
 }

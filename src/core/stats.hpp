@@ -2,7 +2,9 @@
 //
 // Locking: none. A slot is claimed with a compare-and-swap on its state and
 // keeps its (database, name) until the database is dropped, so readers need
-// no lock; every counter is an atomic. This keeps counting off the index
+// no lock; every counter is an atomic. (Two claimers of one name that raced
+// past a slot released meanwhile both keep the first slot of the name's
+// probe sequence; the other is released again at once.) This keeps counting off the index
 // locks entirely. A dropped database's slots are released (their state a
 // tombstone that probing goes past, and a later claim takes): nothing can
 // count into them any more, since no backend is connected to a dropped
@@ -91,6 +93,8 @@ public:
 
 private:
     StatsTable(StatsSlot *slots, uint32_t nslots) : slots_(slots), nslots_(nslots) {}
+    // The first ready slot of (dbid, name) in its probe sequence, or the overflow slot.
+    uint32_t first_slot_of(uint64_t h, uint32_t dbid, const char *name, size_t len) const noexcept;
     StatsSlot *slots_;
     uint32_t nslots_;
 };

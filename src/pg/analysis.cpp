@@ -61,7 +61,12 @@ struct Collector {
     bool mutable_expression;   // e.g. CURRENT_USER, nextval
     bool resolves_names;       // a reg* constant or parameter (regclass, regrole, ...)
     bool runs_bodies;          // calls a function whose body PostgreSQL checks as the caller
-    List *relids;              // every relation it reads (OIDs)
+    // The relations whose every row it depends on: a table read with all
+    // its descendants (or that has none), each descendant, a view. An
+    // ancestor or other parent added for its writes is not among them, nor
+    // a table read with ONLY: a function's statement that reads them whole
+    // reads rows no dependency covers (learned_reads.hpp).
+    List *relids;
     AttrNumber system_column;  // a system column other than tableoid, or 0
     Uncacheable uncacheable;
 };
@@ -152,7 +157,6 @@ void add_table(Collector *c, Oid relid) {
                                 name)));
     }
     if (state == WatchState::Disabled) c->uncacheable = Uncacheable::TriggersDisabled;
-    c->relids = list_append_unique_oid(c->relids, relid);
     // Rows and definition apart: an entry whose rows alone moved is an
     // older answer to the same question (pg_memo.max_staleness).
     add_slot(c, relation_slot(relid), kDataStamp);
@@ -184,6 +188,7 @@ void add_relation_oid(Collector *c, Oid relid, char relkind, bool inh, bool samp
                                        name),
                                 errdetail("Its policies may depend on more than the role.")));
             add_table(c, relid);
+            if (inh || !has_subclass(relid)) c->relids = list_append_unique_oid(c->relids, relid);
             // A write fires only the triggers of the table it names: rows of
             // a partition or child change through its ancestors too, and a
             // parent's rows through every descendant.
@@ -199,6 +204,7 @@ void add_relation_oid(Collector *c, Oid relid, char relkind, bool inh, bool samp
                     Oid child = lfirst_oid(lc);
                     if (child == relid) continue;
                     add_table(c, child);
+                    c->relids = list_append_unique_oid(c->relids, child);  // its own descendants are in children
                     // An inheritance child can have other parents, and a
                     // write through one of them changes this parent's rows
                     // too. A partition has only the one parent.
@@ -634,7 +640,6 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     out->nrelids = uint32_t(list_length(c.relids));
     out->relids = static_cast<Oid *>(palloc(sizeof(Oid) * (out->nrelids ? out->nrelids : 1)));
     for (uint32_t i = 0; i < out->nrelids; i++) out->relids[i] = list_nth_oid(c.relids, int(i));
-    out->learned = nlearned > 0;
 }
 bool names_clock_time(const char *input) {
     static const char *const kWords[] = {"now", "today", "tomorrow", "yesterday"};

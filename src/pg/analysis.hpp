@@ -27,7 +27,6 @@ struct Analysis {
     Uncacheable uncacheable;
     Oid *relids;  // the relations it reads (the text's, and learned ones), palloc'd
     uint32_t nrelids;
-    bool learned;  // some of them were learned: the plan must be made anew each time
     Oid delta_relid;  // the table deltas can keep an entry for, or InvalidOid (delta_apply.hpp)
     // When the generations in deps were read (0 until then): every commit the
     // result misses became visible after it (EntryParts::stamped_at).

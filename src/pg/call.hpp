@@ -6,6 +6,7 @@
 extern "C" {
 #include "utils/array.h"
 #include "access/tupconvert.h"
+#include "utils/resowner.h"
 #include "utils/tuplestore.h"
 }
 
@@ -23,6 +24,8 @@ constexpr int kMaxParams = 65535;
 // which work_mem bounds in memory, so a large result is never copied whole.
 struct RowSpill {
     MemoryContext context;     // the caller's per-query memory
+    ResourceOwner owner;       // the caller's: the temporary files of the store must
+                               // outlive a subtransaction the computation may run in
     TupleDesc expected;        // the row type the caller expects
     bool random_access;
     Tuplestorestate *store;    // set once rows spilled into it

@@ -27,6 +27,7 @@ extern "C" {
 #include "access/relation.h"
 #include "catalog/dependency.h"
 #include "commands/dbcommands.h"
+#include "commands/defrem.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_am.h"
@@ -88,13 +89,13 @@ Oid *looked_up_schemas = nullptr;
 int looked_up_count = 0;
 int looked_up_capacity = 0;
 
-// A top-level utility statement that commits transactions of its own
-// (CREATE INDEX CONCURRENTLY, REINDEX CONCURRENTLY, DETACH PARTITION
-// CONCURRENTLY, DROP INDEX CONCURRENTLY, VACUUM FULL of several tables)
-// changes the catalogs in steps, one transaction each: what one step
-// marked is marked again by every later step, so that the step that makes
-// the change visible (a renamed index swapped in, a row of pg_inherits
-// removed) also bumps it. TopMemoryContext.
+// A statement that changes the catalogs in steps, one transaction each
+// (CREATE INDEX CONCURRENTLY, REINDEX CONCURRENTLY, DROP INDEX
+// CONCURRENTLY, DETACH PARTITION CONCURRENTLY): what one step marked is
+// marked again by every later step, the last one included (committed after
+// the statement returns), so that the step that makes the change visible
+// (a renamed index swapped in, a pg_class row removed) also bumps it.
+// TopMemoryContext.
 int utility_depth = 0;
 uint32_t *statement_slots = nullptr;
 uint32_t statement_count = 0;
@@ -401,6 +402,34 @@ struct UtilityCall {
     QueryCompletion *qc;
 };
 
+bool concurrently_option(List *params) {
+    ListCell *lc;
+    foreach (lc, params) {
+        auto *option = lfirst_node(DefElem, lc);
+        if (strcmp(option->defname, "concurrently") == 0) return defGetBoolean(option);
+    }
+    return false;
+}
+
+// Whether the statement commits transactions of its own, changing the
+// catalogs in steps.
+bool commits_in_steps(Node *stmt) {
+    switch (nodeTag(stmt)) {
+        case T_IndexStmt: return reinterpret_cast<IndexStmt *>(stmt)->concurrent;
+        case T_ReindexStmt: return concurrently_option(reinterpret_cast<ReindexStmt *>(stmt)->params);
+        case T_DropStmt: return reinterpret_cast<DropStmt *>(stmt)->concurrent;
+        case T_AlterTableStmt: {
+            ListCell *lc;
+            foreach (lc, reinterpret_cast<AlterTableStmt *>(stmt)->cmds) {
+                auto *cmd = lfirst_node(AlterTableCmd, lc);
+                if (cmd->subtype == AT_DetachPartition && castNode(PartitionCmd, cmd->def)->concurrent) return true;
+            }
+            return false;
+        }
+        default: return false;
+    }
+}
+
 void run_utility(void *arg) {
     auto *c = static_cast<UtilityCall *>(arg);
     if (prev_process_utility_hook)
@@ -429,18 +458,20 @@ void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool rea
         run_utility(&call);
         return forget_database(dbid);
     }
-    if (context != PROCESS_UTILITY_TOPLEVEL || IsTransactionBlock()) return run_utility(&call);
-    // Outside a transaction block, a statement may commit in steps.
+    if (context != PROCESS_UTILITY_TOPLEVEL || IsTransactionBlock() || !commits_in_steps(pstmt->utilityStmt))
+        return run_utility(&call);
     utility_depth++;
     PG_TRY();
     { run_utility(&call); }
-    PG_FINALLY();
+    PG_CATCH();
     {
-        // No shared memory is written here: only this backend's list.
+        // No later step will commit. Only this backend's list is written.
         utility_depth--;
-        if (utility_depth == 0) statement_count = 0;
+        statement_count = 0;
+        PG_RE_THROW();
     }
     PG_END_TRY();
+    utility_depth--;  // its last step commits next, and marks again (mark_catalog_changes)
 }
 
 void memo_subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
@@ -460,8 +491,9 @@ bool transaction_changed_catalogs() { return changed_catalogs_now; }
 // statistics updates).
 bool mark_catalog_changes() {
     // A later step of a statement that commits in steps: its earlier steps'
-    // marks again.
+    // marks again; the statement's last step, once it returned.
     for (uint32_t i = 0; i < statement_count; i++) mark_written(statement_slots[i]);
+    if (utility_depth == 0) statement_count = 0;
     if (!TransactionIdIsValid(GetTopTransactionIdIfAny())) return dropped_relation;
     SharedInvalidationMessage *msgs;
     bool init_file_inval;

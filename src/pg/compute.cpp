@@ -403,13 +403,11 @@ int execute(const PreparedQuery &q, Snapshot snapshot, DestReceiver *dest) {
     options.read_only = snapshot != InvalidSnapshot;
     options.dest = dest;
     if (snapshot == InvalidSnapshot) return SPI_execute_plan_extended(q.plan, &options);
+    // Popped on success; after an error, the (sub)transaction's abort pops
+    // what was pushed, as it does SPI's own.
     PushActiveSnapshot(snapshot);
-    int rc;
-    PG_TRY();
-    { rc = SPI_execute_plan_extended(q.plan, &options); }
-    PG_FINALLY();
-    { PopActiveSnapshot(); }
-    PG_END_TRY();
+    int rc = SPI_execute_plan_extended(q.plan, &options);
+    PopActiveSnapshot();
     return rc;
 }
 
@@ -421,7 +419,9 @@ int execute_observed(const PreparedQuery &q, Snapshot snapshot, DestReceiver *de
     { rc = execute(q, snapshot, dest); }
     PG_CATCH();
     {
-        end_observing(reads);  // backend-local; no shared memory is written
+        // Safe without a pg_memo LWLock: it writes only this backend's
+        // stack and its own flag word (an atomic) in shared memory.
+        end_observing(reads);
         PG_RE_THROW();
     }
     PG_END_TRY();
@@ -434,7 +434,7 @@ int execute_observed(const PreparedQuery &q, Snapshot snapshot, DestReceiver *de
 // or a memo call made inside it. Their generations were not read before
 // the snapshot, so the result is not stored; the statement's next analysis
 // depends on them (a refusal, an unwatched table say, is raised now, as the
-// next call would raise it).
+// next call raises it).
 void note_unnamed_reads(const PreparedQuery &q, const ObservedReads &reads, Analysis *analysis) {
     int n = 0;
     auto *unnamed = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(reads.checks) + 1)));
@@ -448,8 +448,10 @@ void note_unnamed_reads(const PreparedQuery &q, const ObservedReads &reads, Anal
     if (n == 0 && !reads.memo_call && !reads.worker_statements) return;
     analysis->uncacheable = Uncacheable::ReadsUnnamed;
     if (n == 0 && !reads.worker_statements) return;
-    check_learned_reads(unnamed, n);
+    // Learned first: a refused relation is then refused by the next call's
+    // analysis, before it executes anything.
     learn_reads(q.statement_key, unnamed, n, reads.worker_statements);
+    check_learned_reads(unnamed, n);
     if (q.kept) forget_statement(q.kept);  // its plan may hold such a function's folded result
 }
 
@@ -587,8 +589,14 @@ void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill) {
         if (!same_row_shape(rd, spill->expected))
             spill->map = convert_tuples_by_position(stored_descriptor(rd), spill->expected,
                                                     "query result does not match the column definition list");
+        // Under the caller's memory and resource owner: a miss path run in
+        // a subtransaction (stale_on_error) must not take the store's
+        // temporary files with it.
         MemoryContext old = MemoryContextSwitchTo(spill->context);
+        ResourceOwner owner = CurrentResourceOwner;
+        CurrentResourceOwner = spill->owner;
         spill->store = tuplestore_begin_heap(spill->random_access, false, work_mem);
+        CurrentResourceOwner = owner;
         MemoryContextSwitchTo(old);
     }
     const char *data;

@@ -143,8 +143,8 @@ bool shape_of(Query *query, Kind kind, Shape *s) {
 // The query's expressions, ready to evaluate row versions. Two kinds:
 //   - generic: the call's parameters are bound at each use (start_use).
 //     Kept with the statement (statement_cache.hpp) for the next carry of
-//     any of its keys when every function they call is a built-in one;
-//     otherwise built for one use.
+//     any of its keys (every function it calls is a built-in one:
+//     delta_relation), or built for one use when the statement is not kept.
 //   - folded: one call's parameters folded in as constants, as a custom
 //     plan would (ARRAY[$1] becomes a constant instead of an array built
 //     for every row). Built for one use, when the rows to evaluate are
@@ -152,6 +152,7 @@ bool shape_of(Query *query, Kind kind, Shape *s) {
 // Keeping one folded evaluator per key cost more than it saved when
 // readers spread over many keys (a directory's thousand teams, each carry
 // another key's: bench/directory_writes.sh).
+//
 // One selection of the query (a UNION ALL has several), as the direct plan
 // evaluates it: its WHERE as the planner's list of conjuncts, and the
 // outputs that can raise an error for some row (a division, a cast).
@@ -221,8 +222,10 @@ bool may_raise(Node *node, void *context) {
         case T_CaseWhen:
         case T_CaseTestExpr:
         case T_CoalesceExpr:
-        case T_ArrayExpr:
         case T_List: break;
+        case T_ArrayExpr:  // an array of arrays fails when their dimensions differ
+            if (reinterpret_cast<ArrayExpr *>(node)->multidims) return true;
+            break;
         case T_FuncExpr:
         case T_OpExpr:
         case T_DistinctExpr:
@@ -261,9 +264,7 @@ Datum evaluate(Evaluator &ev, ExprState *state, bool *isnull) {
     return ExecEvalExprSwitchContext(state, ev.econtext, isnull);
 }
 
-// Whether funcid is not a built-in function in C or internal: a function of
-// SQL or a procedural language may keep state across calls (fn_extra) that
-// must not outlive the transaction.
+// Whether funcid is not a built-in function in C or internal.
 bool not_builtin(Oid funcid, void *) {
     if (funcid >= FirstNormalObjectId) return true;
     HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
@@ -279,7 +280,13 @@ bool calls_other_than_builtins(Node *node, void *context) {
     return expression_tree_walker(node, as_tree_walker(calls_other_than_builtins), context);
 }
 
-bool keepable(const Shape &s) {
+// Whether the expressions deltas evaluate over row versions call only
+// built-in functions. A function of SQL or a procedural language could read
+// a table while a carry evaluates it, unobserved (learned_reads.hpp watches
+// computations only), and could keep state across calls (fn_extra) that
+// must not outlive the transaction: such queries keep table-level
+// invalidation.
+bool calls_only_builtins(const Shape &s) {
     ListCell *lc;
     foreach (lc, s.quals)
         if (calls_other_than_builtins(static_cast<Node *>(lfirst(lc)), nullptr)) return false;
@@ -347,7 +354,7 @@ constexpr uint64_t kFoldAtRows = 64;
 Evaluator *evaluator_for(const PreparedQuery &q, const Shape &s, Kind kind, uint64_t nrows) {
     if (nrows >= kFoldAtRows) return build_evaluator(s, kind, q.params, CurrentMemoryContext);
     if (q.kept && q.kept->delta_evaluator) return static_cast<Evaluator *>(q.kept->delta_evaluator);
-    bool keep = q.kept && keepable(s);
+    bool keep = q.kept != nullptr;  // built-in functions only (delta_relation): nothing to outlive
     Evaluator *ev = build_evaluator(s, kind, nullptr, keep ? q.kept->context : CurrentMemoryContext);
     if (keep) q.kept->delta_evaluator = ev;
     return ev;
@@ -588,7 +595,7 @@ Result count_result(int64 count, MemoryContext ctx) {
 
 Oid delta_relation(Query *query, Kind kind) {
     Shape s;
-    if (!shape_of(query, kind, &s)) return InvalidOid;
+    if (!shape_of(query, kind, &s) || !calls_only_builtins(s)) return InvalidOid;
     // The parser holds a lock on it. A table with inheritance children or
     // parents is written through statements on other tables too.
     Relation rel = table_open(s.relid, NoLock);

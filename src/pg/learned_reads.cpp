@@ -60,8 +60,10 @@ void add_check(List **checks, const RelationPermission &check) {
     foreach (lc, *checks) {
         auto *known = static_cast<RelationPermission *>(lfirst(lc));
         if (known->relid == check.relid && known->check_as_user == check.check_as_user) {
+            // In place: a function called per row starts a plan per row.
             known->required |= check.required;
-            known->selected_cols = bms_union(known->selected_cols, check.selected_cols);
+            if (!bms_is_subset(check.selected_cols, known->selected_cols))
+                known->selected_cols = bms_add_members(known->selected_cols, check.selected_cols);
             return;
         }
     }
@@ -98,16 +100,50 @@ struct Learned {
     RelationPermission *checks;
     int n;
     bool serial_plan;
+    // The database's routines and names counters when it was learned: a
+    // function replaced (it may read other relations now, or none) or a
+    // relation created or dropped (an OID reused) since makes it unknown
+    // again, to be learned anew.
+    uint64_t routines_generation;
+    uint64_t names_generation;
+    uint64_t last_used;
 };
 
 Learned learned[kLearnedStatements];
-int next_victim = 0;
+uint64_t uses = 0;
+
+uint32_t routines_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0); }
+uint32_t names_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0); }
+
+void release(Learned &l) {
+    if (l.used) MemoryContextDelete(l.context);
+    l = Learned{};
+}
 
 Learned *find(const Encoded &key) {
-    for (Learned &l : learned)
-        if (l.used && l.hash == key.hash && l.key_len == key.key_len && memcmp(l.key, key.key, key.key_len) == 0)
-            return &l;
+    for (Learned &l : learned) {
+        if (!l.used || l.hash != key.hash || l.key_len != key.key_len || memcmp(l.key, key.key, key.key_len) != 0)
+            continue;
+        Generations &gens = shared_state().gens;
+        if (gens.read(routines_slot()) != l.routines_generation || gens.read(names_slot()) != l.names_generation) {
+            release(l);
+            return nullptr;
+        }
+        l.last_used = ++uses;
+        return &l;
+    }
     return nullptr;
+}
+
+// A free place, or the least recently used one.
+Learned *place_for_new() {
+    Learned *victim = &learned[0];
+    for (Learned &l : learned) {
+        if (!l.used) return &l;
+        if (l.last_used < victim->last_used) victim = &l;
+    }
+    release(*victim);
+    return victim;
 }
 
 }  // namespace
@@ -152,6 +188,9 @@ void learn_reads(const Encoded &statement_key, const RelationPermission *checks,
     for (int i = 0; i < n; i++) add_check(&merged, checks[i]);
     Learned fresh{};
     fresh.used = true;
+    fresh.routines_generation = l ? l->routines_generation : shared_state().gens.read(routines_slot());
+    fresh.names_generation = l ? l->names_generation : shared_state().gens.read(names_slot());
+    fresh.last_used = ++uses;
     fresh.hash = statement_key.hash;
     fresh.key_len = statement_key.key_len;
     fresh.key = static_cast<char *>(palloc(statement_key.key_len));
@@ -162,11 +201,10 @@ void learn_reads(const Encoded &statement_key, const RelationPermission *checks,
     fresh.checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (fresh.n ? fresh.n : 1)));
     for (int i = 0; i < fresh.n; i++) fresh.checks[i] = *static_cast<RelationPermission *>(list_nth(merged, i));
     MemoryContextSwitchTo(old);
-    if (!l) {
-        l = &learned[next_victim];
-        next_victim = (next_victim + 1) % kLearnedStatements;
-    }
-    if (l->used) MemoryContextDelete(l->context);
+    if (l)
+        release(*l);
+    else
+        l = place_for_new();
     *l = fresh;
 }
 

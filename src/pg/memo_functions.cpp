@@ -9,6 +9,7 @@
 
 extern "C" {
 #include "access/htup_details.h"
+#include "access/parallel.h"
 #include "access/tupconvert.h"
 #include "access/xlog.h"
 #include "commands/trigger.h"
@@ -114,9 +115,12 @@ Result memoize(const Call &call) {
     // replays the records of every commit (wal_records.hpp); in replica mode (logical
     // replication apply) row triggers may run before the apply worker marks
     // its tables at pre-commit; a transaction that changed names may
-    // resolve a query differently than any entry did.
+    // resolve a query differently than any entry did; a parallel worker (a
+    // function marked PARALLEL SAFE that calls memo) is not where the
+    // leader observes what its computation reads.
     bool bypass = !guc_enabled || IsolationUsesXactSnapshot() || (RecoveryInProgress() && !standby_serves()) ||
-                  SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_catalogs();
+                  SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_catalogs() ||
+                  IsParallelWorker();
     Encoded key = encode_call(call);
 
     if (bypass) return compute_and_store(call, key, slot, true, nullptr);
@@ -161,7 +165,9 @@ Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, 
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     // A result too large to store has its rows in the tuplestore already.
     if (!r.spilled) {
-        spill->store = nullptr;  // (a failed attempt's, which stale_on_error answered, is dropped)
+        // A failed attempt's rows (stale_on_error answered it) are dropped.
+        if (spill->store) tuplestore_end(spill->store);
+        spill->store = nullptr;
         spill->map = nullptr;
         put_rows_for_caller(r.payload, r.len, spill);
     }
@@ -176,7 +182,7 @@ Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, 
 Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
     TupleDesc expected = expected_row_type(fcinfo);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, expected,
+    RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, CurrentResourceOwner, expected,
                    (rsinfo->allowedModes & SFRM_Materialize_Random) != 0, nullptr, nullptr};
     Call call;
     read_arguments(fcinfo, first_arg, Kind::List, &call);

@@ -165,6 +165,8 @@ uint32_t stats_slot_for(const char *name, size_t len) {
     LocalSlot &ls = local_slots[(len * 31 + uint8_t(name[0]) + uint8_t(name[len - 1])) % kLocalSlots];
     if (ls.len == len && ls.dbid == MyDatabaseId && memcmp(ls.name, name, len) == 0) return ls.slot;
     uint32_t slot = sh.stats.find_or_claim(MyDatabaseId, name, len, GetCurrentTimestamp());
+    // The overflow row is not the name's for good: a slot may be freed later.
+    if (slot == StatsTable::kOverflowSlot) return slot;
     ls.dbid = MyDatabaseId;
     ls.slot = slot;
     ls.len = uint8_t(len);

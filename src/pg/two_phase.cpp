@@ -31,6 +31,8 @@ extern "C" {
 #include <unistd.h>
 
 #include "hash.hpp"
+#include "compat.hpp"
+#include "invalidation.hpp"
 #include "prepared_marks.hpp"
 #include "wal_records.hpp"
 
@@ -100,16 +102,35 @@ TransactionId prepared_xid(const char *gid) {
     return xid;
 }
 
-// Whether the prepared transaction xid was prepared before this server's
-// last archive recovery ended (so maybe elsewhere, without its file here).
-bool inherited_prepared_transaction(TransactionId xid) {
+// Whether the prepared transaction gid was prepared before this server's
+// last archive recovery ended (so maybe elsewhere, without its file here);
+// *xid: its transaction id, looked up only when there was such a recovery.
+bool inherited_prepared_transaction(const char *gid, TransactionId *xid) {
     int fd = OpenTransientFile(kInheritedFile, O_RDONLY | PG_BINARY);
     if (fd < 0) return false;
     uint32_t horizon = 0;
     bool read_ok = read(fd, &horizon, sizeof horizon) == ssize_t(sizeof horizon);
     CloseTransientFile(fd);
+    *xid = prepared_xid(gid);
     // A damaged marker: every prepared transaction counts as inherited.
-    return TransactionIdIsValid(xid) && (!read_ok || TransactionIdPrecedes(xid, horizon));
+    return TransactionIdIsValid(*xid) && (!read_ok || TransactionIdPrecedes(*xid, horizon));
+}
+
+// A two-phase subscription's apply worker names its prepared transactions
+// pg_gid_<subscription>_<remote xid> and writes no state file (it marks its
+// tables again when it commits them itself). One resolved by hand (after
+// DROP or DISABLE SUBSCRIPTION) is committed here: its marks are every
+// table of the subscription (*n = 0 when the subscription is gone).
+bool subscription_prepared(const char *gid, uint32_t **slots, uint32_t *n) {
+    unsigned subid, remote_xid;
+    char rest;
+    if (sscanf(gid, "pg_gid_%u_%u%c", &subid, &remote_xid, &rest) != 2) return false;
+    List *tables = compat_subscription_relations(Oid(subid));
+    *n = 0;
+    *slots = static_cast<uint32_t *>(palloc(sizeof(uint32_t) * (list_length(tables) + 1)));
+    ListCell *lc;
+    foreach (lc, tables) (*slots)[(*n)++] = relation_slot(static_cast<SubscriptionRelState *>(lfirst(lc))->relid);
+    return true;
 }
 
 enum class Found {
@@ -209,9 +230,15 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
         // its very transaction id: a base backup can bring the file of an
         // earlier transaction with the same gid, whose xid is long finished
         // here (or, promoted, never ran here at all).
-        TransactionId xid = prepared_xid(stmt.gid);
-        if (found == Found::Marks && marks.xid != xid) found = Found::Leftover;
-        if (found != Found::Marks && inherited_prepared_transaction(xid)) {
+        if (found == Found::Marks && marks.xid != prepared_xid(stmt.gid)) found = Found::Leftover;
+        uint32_t *subscription_slots, nsubscription;
+        TransactionId xid;
+        if (found != Found::Marks && subscription_prepared(stmt.gid, &subscription_slots, &nsubscription)) {
+            every_counter = nsubscription == 0;
+            marks.xid = prepared_xid(stmt.gid);
+            marks.slots.assign(subscription_slots, subscription_slots + nsubscription);
+            found = Found::Marks;
+        } else if (found != Found::Marks && inherited_prepared_transaction(stmt.gid, &xid)) {
             // Prepared before a promotion or a restore: its file, if it had
             // one, stayed with the server that prepared it.
             every_counter = true;

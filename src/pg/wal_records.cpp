@@ -19,6 +19,9 @@ extern "C" {
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "catalog/pg_control.h"
+#include "catalog/pg_tablespace_d.h"
+#include "common/relpath.h"
+#include "storage/fd.h"
 #include "commands/dbcommands_xlog.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -26,6 +29,7 @@ extern "C" {
 }
 
 #include <atomic>
+#include <sys/stat.h>
 #include <cstring>
 #include <new>
 
@@ -187,6 +191,8 @@ void memo_xact_redo(XLogReaderState *record) {
     if (nprepared > 0 && (op == XLOG_XACT_COMMIT_PREPARED || op == XLOG_XACT_ABORT_PREPARED))
         finish_prepared_record(prepared_xid_of(record, op == XLOG_XACT_COMMIT_PREPARED),
                                op == XLOG_XACT_COMMIT_PREPARED);
+    else if (nprepared > 0 && op == XLOG_XACT_ABORT)  // its PREPARE failed after the record
+        finish_prepared_record(XLogRecGetXid(record), false);
     bool watching = npending > 0 || TransactionIdIsValid(serving_horizon);
     // Before the commit is visible here: the earliest moment it can be seen.
     TimestampTz before = watching ? GetCurrentTimestamp() : 0;
@@ -212,11 +218,31 @@ void memo_xlog_redo(XLogReaderState *record) {
         stop_serving("A new timeline began (a promotion was replayed).");
 }
 
-// A dropped database, replayed: its entries go on the standby too.
+// Whether a directory of the database is left in any tablespace.
+bool database_directory_exists(Oid dbid) {
+    struct stat st;
+    char *path = GetDatabasePath(dbid, DEFAULTTABLESPACE_OID);
+    bool exists = stat(path, &st) == 0;
+    DIR *dir = exists ? nullptr : AllocateDir("pg_tblspc");
+    struct dirent *de;
+    while (dir && (de = ReadDir(dir, "pg_tblspc")) != nullptr && !exists) {
+        Oid tablespace = Oid(strtoul(de->d_name, nullptr, 10));
+        if (!OidIsValid(tablespace)) continue;  // "." and ".."
+        exists = stat(GetDatabasePath(dbid, tablespace), &st) == 0;
+    }
+    if (dir) FreeDir(dir);
+    return exists;
+}
+
+// A dropped database, replayed: its entries go on the standby too. (The
+// same record removes the old directory of ALTER DATABASE ... SET
+// TABLESPACE, and the remains of a failed CREATE DATABASE: the database
+// lives on, or never did, in another directory.)
 void memo_dbase_redo(XLogReaderState *record) {
     dbase_redo_of_postgres(record);
-    if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_DBASE_DROP)
-        forget_database(reinterpret_cast<xl_dbase_drop_rec *>(XLogRecGetData(record))->db_id);
+    if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != XLOG_DBASE_DROP) return;
+    Oid dbid = reinterpret_cast<xl_dbase_drop_rec *>(XLogRecGetData(record))->db_id;
+    if (!database_directory_exists(dbid)) forget_database(dbid);
 }
 
 void refuse_record(const char *why, uint32_t version) {

@@ -1379,6 +1379,35 @@ sub adversarial_probes {
                     AS 'BEGIN RETURN EXISTS (SELECT 1 FROM adv_fr12s WHERE x = $1); END';},
             kind   => 'count', query => 'SELECT * FROM adv_fr12 WHERE adv_fr12n(x)',
             change => q{INSERT INTO adv_fr12s VALUES (4), (5);} },
+        # A function's read of a relation the analysis lists only for its
+        # writes (an ancestor of the partition the text names, a parent
+        # read with ONLY) covers none of its other rows.
+        {   name   => 'func.immutable_reads_partition_ancestor', learns => 1,
+            setup  => q{CREATE TABLE adv_fr13 (k int) PARTITION BY RANGE (k);
+                  CREATE TABLE adv_fr13a PARTITION OF adv_fr13 FOR VALUES FROM (0) TO (100);
+                  CREATE TABLE adv_fr13b PARTITION OF adv_fr13 FOR VALUES FROM (100) TO (200);
+                  INSERT INTO adv_fr13 SELECT generate_series(1, 10); SELECT memo.watch('adv_fr13');
+                  CREATE FUNCTION adv_fr13n() RETURNS bigint IMMUTABLE LANGUAGE sql
+                    AS 'SELECT count(*) FROM adv_fr13 WHERE k >= 100';},
+            kind   => 'count', query => 'SELECT * FROM adv_fr13a WHERE k <= 10 * adv_fr13n()',
+            change => q{INSERT INTO adv_fr13b VALUES (150);} },
+        {   name   => 'func.immutable_reads_parent_of_only', learns => 1,
+            setup  => q{CREATE TABLE adv_fr14 (x int); CREATE TABLE adv_fr14c () INHERITS (adv_fr14);
+                  INSERT INTO adv_fr14 SELECT generate_series(1, 10); SELECT memo.watch('adv_fr14');
+                  CREATE FUNCTION adv_fr14n() RETURNS bigint IMMUTABLE LANGUAGE sql
+                    AS 'SELECT count(*) FROM adv_fr14 WHERE x >= 100';},
+            kind   => 'count', query => 'SELECT * FROM ONLY adv_fr14 WHERE x <= 10 * adv_fr14n()',
+            change => q{INSERT INTO adv_fr14c VALUES (100);} },
+        # Deltas never carry a query that calls a user's function: on an
+        # empty table the computation never calls it (nothing to learn), and
+        # a carry would call it unobserved.
+        {   name   => 'func.immutable_deltas_table_starts_empty',
+            setup  => dtab('adv_fr15', 0) . tab('adv_fr15s', 3)
+              . q{CREATE FUNCTION adv_fr15n(int) RETURNS bool IMMUTABLE LANGUAGE plpgsql
+                    AS 'BEGIN RETURN EXISTS (SELECT 1 FROM adv_fr15s WHERE x = $1); END';},
+            kind   => 'count', query => 'SELECT * FROM adv_fr15 WHERE adv_fr15n(x)',
+            change => q{INSERT INTO adv_fr15 VALUES (1, 1), (2, 2);},
+            after  => q{DELETE FROM adv_fr15s WHERE x = 1;} },
         {   name   => 'func.immutable_calls_memo', uncached => 'a memo call inside it: never stored',
             setup  => tab('adv_fr11', 10) . tab('adv_fr11s', 3)
               . q{CREATE FUNCTION adv_fr11n() RETURNS bigint IMMUTABLE LANGUAGE sql

@@ -202,6 +202,19 @@ is($standby->safe_psql('postgres', 'SELECT entries FROM memo.info'), 0, 'memo.re
        'and its entry is freed');
     ok($standby->log_contains('freed 1 cached entries and 1 statistics rows of dropped database'),
        'the standby logs it');
+    # ALTER DATABASE ... SET TABLESPACE replays a drop of the old directory:
+    # the database lives on, and so do its entries.
+    $primary->safe_psql('postgres', q{CREATE DATABASE moved; SET allow_in_place_tablespaces = on;
+                                       CREATE TABLESPACE elsewhere LOCATION ''});
+    $primary->safe_psql('moved', q{CREATE EXTENSION pg_memo; CREATE TABLE m (id int); SELECT memo.watch('m');});
+    synced();
+    $standby->safe_psql('moved', q{SELECT memo.count('moved.c', 'SELECT * FROM m')}) for 1 .. 2;
+    $primary->safe_psql('postgres', 'ALTER DATABASE moved SET TABLESPACE elsewhere');
+    synced();
+    is($standby->safe_psql('postgres', q{SELECT entries FROM memo.stats WHERE datname = 'moved'}), '1',
+       'a database moved to another tablespace keeps its entries and statistics on the standby');
+    $primary->safe_psql('postgres', 'DROP DATABASE moved');
+    $primary->safe_psql('postgres', 'DROP TABLESPACE elsewhere');
 }
 
 # A primary restarted without the records: the standby stops serving at

@@ -7,7 +7,8 @@
 # record lets the standby announce the subscription's tables before that
 # replay: once a direct read on the standby sees a row, the memo call there
 # sees it too, in every round. (The subscriber primary's own short window is
-# a documented limitation: docs/consistency.md, "The commit window".)
+# a documented limitation: docs/consistency.md, "The commit window".) One of
+# the apply worker's prepared transactions committed by hand is seen too.
 use strict;
 use warnings;
 use FindBin;
@@ -75,6 +76,28 @@ is($behind, 0, "$rounds rounds of PREPARE and COMMIT PREPARED through a two-phas
    . "the standby's memo call never behind its direct read once that sees the commit");
 cmp_ok((memo_stat($standby, 't.count', 'hits') || 0) - $hits_before, '>=', $rounds,
        'the standby served its entries between the rounds (the cache was in use)');
+
+# A prepared transaction of the apply worker resolved by hand on the
+# subscriber (after ALTER SUBSCRIPTION ... DISABLE, the documented way):
+# its COMMIT PREPARED bumps the subscription's tables, on the subscriber
+# and on its standby.
+$publisher->safe_psql('postgres', "BEGIN; INSERT INTO t VALUES (1000, 1000); PREPARE TRANSACTION 'by_hand'");
+$subscriber->poll_query_until('postgres', q{SELECT count(*) = 1 FROM pg_prepared_xacts WHERE gid LIKE 'pg_gid_%'})
+  or die 'the subscriber did not prepare it';
+$subscriber->safe_psql('postgres', 'ALTER SUBSCRIPTION sub DISABLE');
+$subscriber->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_subscription WHERE pid IS NOT NULL})
+  or die 'the apply worker did not stop';
+my $gid = $subscriber->safe_psql('postgres', q{SELECT gid FROM pg_prepared_xacts WHERE gid LIKE 'pg_gid_%'});
+$subscriber->safe_psql('postgres', $memo) for 1 .. 2;  # current, the row still prepared
+$subscriber->wait_for_catchup($standby, 'replay', $subscriber->lsn('insert'));
+$s->query_safe($memo) for 1 .. 2;
+$subscriber->safe_psql('postgres', "COMMIT PREPARED '$gid'");
+is($subscriber->safe_psql('postgres', $memo), $subscriber->safe_psql('postgres', $direct),
+   "COMMIT PREPARED by hand of the apply worker's $gid: the subscriber sees it");
+$subscriber->safe_psql('postgres', 'INSERT INTO flush VALUES (2)');
+$subscriber->wait_for_catchup($standby, 'replay', $subscriber->lsn('insert'));
+is($s->query_safe($memo), $s->query_safe($direct), 'and so does its standby');
+$publisher->safe_psql('postgres', "ROLLBACK PREPARED 'by_hand'");
 $s->quit;
 $subscriber->safe_psql('postgres', 'DROP SUBSCRIPTION sub');
 $standby->stop;
