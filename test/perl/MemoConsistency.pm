@@ -33,6 +33,7 @@ use strict;
 use warnings;
 use IPC::Run ();
 use POSIX ();
+use Scalar::Util ();
 use Time::HiRes ();
 
 # Everything the workers use, created once by setup().
@@ -116,32 +117,93 @@ package MemoConsistency::Psql;
 
 sub new {
     my ($class, $conn) = @_;
-    my $self = bless { in => '', out => '', err => '', seq => 0 }, $class;
+    my $self = bless { in => '', out => '', err => '', seq => 0, tolerant => $conn->{tolerant} }, $class;
     my @cmd = ($conn->{psql}, '-X', '-q', '-A', '-t', '-F', "\t", '-v', 'ON_ERROR_STOP=0',
                '-h', $conn->{host}, '-p', $conn->{port}, '-d', $conn->{dbname});
     # Bounds every statement: a hang fails the run instead of blocking it.
     $self->{timer} = IPC::Run::timeout($conn->{statement_bound} // 600);
+    # A psql whose server went away exits; writing to it must not kill us.
+    $SIG{PIPE} = 'IGNORE' if $self->{tolerant};
     $self->{run} = IPC::Run::start(\@cmd, '<', \$self->{in}, '>', \$self->{out}, '2>', \$self->{err},
                                    $self->{timer});
+    # Fault mode: errors come with their SQLSTATE ("ERROR:  57014: ...").
+    $self->{in} .= "\\set VERBOSITY verbose\n" if $self->{tolerant};
     $self->ok('SET client_min_messages = warning');
+    $self->ok("SET application_name = '$conn->{appname}'") if defined $conn->{appname};
     return $self;
 }
 
+# The SQLSTATEs a fault injected by the fault mode explains: the operator
+# intervention class (57: cancel and statement_timeout 57014, termination
+# 57P01, a crash restart 57P02, not accepting connections 57P03) and the
+# connection exceptions (08).
+sub fault_state { my ($state) = @_; return defined $state && $state =~ /^(57|08)/ }
+
 # Runs one statement; returns (first row as a list, error message or undef).
+# In a tolerant session (fault mode: $conn->{tolerant}) an error a fault
+# explains, or the loss of the connection, is thrown as a
+# MemoConsistency::Fault instead; anything else is returned as always. A
+# class-57 error that pg_memo says another backend's computation raised is
+# not this session's fault: it is returned, and judged (it is a bug).
 sub query {
     my ($self, $sql) = @_;
+    $self->lost($sql) if $self->{dead};
     my $mark = 'pgmc_mark_' . ++$self->{seq};
     $sql =~ s/[;\s]*\z/;/;
     $self->{in} .= "$sql\n\\echo $mark\n\\warn $mark\n";
     $self->{timer}->start;
-    $self->{run}->pump
-      until $self->{out} =~ /^\Q$mark\E\n/m && $self->{err} =~ /^\Q$mark\E\n/m;
+    my $pump = sub {
+        $self->{run}->pump
+          until $self->{out} =~ /^\Q$mark\E\n/m && $self->{err} =~ /^\Q$mark\E\n/m;
+    };
+    if ($self->{tolerant}) {
+        unless (eval { $pump->(); 1 }) {
+            my $e = $@;
+            # psql exits when its connection is lost (IPC::Run: "process
+            # ended prematurely", or a broken pipe if it is gone before its
+            # input is written); a timeout is a hang, and fails the run.
+            die $e if $e =~ /timeout/;
+            $self->{dead} = 1;
+            $self->lost($sql);
+        }
+    } else {
+        $pump->();
+    }
     my ($out) = $self->{out} =~ /\A(.*?)^\Q$mark\E\n/ms;
     my ($err) = $self->{err} =~ /\A(.*?)^\Q$mark\E\n/ms;
     $self->{out} = $self->{err} = '';
     my ($error) = $err =~ /^(?:ERROR|FATAL|PANIC):\s+(.*)$/m;
+    my $state;
+    $state = $1 if defined $error && $self->{tolerant} && $error =~ s/^([0-9A-Z]{5}):\s+//;
+    $self->{sqlstate} = $state;
+    die MemoConsistency::Fault->new(sqlstate => $state, message => $error, sql => $sql)
+      if $self->{tolerant} && fault_state($state) && $err !~ /Raised by the computation another backend ran/;
     my ($first) = split /\n/, $out;
     return ([defined $first ? split(/\t/, $first, -1) : ()], $error);
+}
+
+# The session's psql exited (its connection was lost, or never made):
+# throws the Fault, with the SQLSTATE psql reported or 08006.
+sub lost {
+    my ($self, $sql) = @_;
+    unless ($self->{reaped}) {
+        $self->{reaped} = 1;
+        eval { $self->{run}->finish; 1 } or eval { $self->{run}->kill_kill };
+    }
+    my $err = $self->{err};
+    my ($state, $message);
+    if ($err =~ /^(?:FATAL|PANIC):\s+([0-9A-Z]{5}):\s+(.*)$/m) {
+        ($state, $message) = ($1, $2);
+    } elsif ($err =~ /^WARNING:\s+(57P0\d):\s+(.*)$/m) {  # "because of crash of another server process"
+        ($state, $message) = ($1, $2);
+    } elsif ($err =~ /FATAL:\s+(.*)$/m) {  # a refused connection: libpq's text, no SQLSTATE
+        $message = $1;
+        $state = $message =~ /recovery mode|starting up|shutting down|not yet accepting|in recovery/ ? '57P03' : '08006';
+    } else {
+        ($message) = $err =~ /(server closed the connection unexpectedly|connection to server .*|could not connect.*)/;
+        ($state, $message) = ('08006', $message // 'connection lost');
+    }
+    die MemoConsistency::Fault->new(sqlstate => $state, message => $message, sql => $sql, lost => 1);
 }
 
 # Runs a statement that must succeed; returns its first column.
@@ -154,8 +216,29 @@ sub ok {
 
 sub close {
     my ($self) = @_;
+    return if $self->{dead};
     $self->{in} .= "\\q\n";
+    if ($self->{tolerant}) {
+        eval { $self->{run}->finish; 1 } or eval { $self->{run}->kill_kill };
+        return;
+    }
     $self->{run}->finish;
+}
+
+###############################################################################
+# A fault: an error or a lost connection that the fault mode's injector
+# explains (see Psql::query). lost: the session is gone.
+###############################################################################
+package MemoConsistency::Fault;
+
+sub new { my ($class, %a) = @_; return bless {%a}, $class }
+
+# The SQLSTATE, and for 57014 which of the two cancels it was.
+sub kind {
+    my ($self) = @_;
+    my $state = $self->{sqlstate} // '08006';
+    return $state unless $state eq '57014';
+    return ($self->{message} // '') =~ /statement timeout/ ? '57014 (statement_timeout)' : '57014 (cancel)';
 }
 
 ###############################################################################
@@ -251,9 +334,12 @@ sub parse_state {
 # writer's id when it reads inside its own open transaction: its own
 # uncommitted counts are not someone else's unacknowledged commit. $between,
 # for the checker's own tests, runs after the cached call.
+our $LAST_CACHED_SECONDS;  # set by checked_read's split and txn modes
+
 sub checked_read {
     my ($db, $spec, $mode, $self_writer, $log, $between) = @_;
     my ($before, $cached, $after, $truth, $row, $error, $failed_step);
+    $LAST_CACHED_SECONDS = undef;
     my $in_txn = $mode eq 'txn';
     my $run = sub {  # one step; remembers the first failure
         my ($step, $sql) = @_;
@@ -271,10 +357,15 @@ sub checked_read {
     } else {
         ($before) = @{ $run->('counters before', 'SELECT chk.commit_state()') // [] };
         unless ($failed_step) {
+            my $t0 = Time::HiRes::time();
             ($row, $error) = $db->query("SELECT $spec->{cached}");
+            $LAST_CACHED_SECONDS = Time::HiRes::time() - $t0;  # the cached call's statement alone
             $cached = defined $error ? "ERROR: $error" : $row->[0];
             # Inside a transaction the error aborted it: nothing left to judge.
-            ($failed_step, $error) = ('cached', $error) if defined $error && ($in_txn || defined $self_writer);
+            # In fault mode a deadlock is not a result either: the injector's
+            # locks can make a memo call the deadlock's victim.
+            ($failed_step, $error) = ('cached', $error)
+              if defined $error && ($in_txn || defined $self_writer || ($db->{tolerant} && ($db->{sqlstate} // '') eq '40P01'));
             $error = undef unless $failed_step;
         }
         $between->() if $between && !$failed_step;
@@ -319,42 +410,135 @@ sub random_read_mode { my $r = rand; return $r < 0.45 ? 'split' : $r < 0.85 ? 's
 # Reads until $target reads were checked (strict or window), or $max_seconds.
 # REPEATABLE READ reads (pg_memo bypasses the cache; cached and truth share
 # the transaction's snapshot and must always agree) are counted apart.
+#
+# Fault mode (a tolerant connection, see Psql::query): reads until
+# $max_seconds whatever the target; a share of the reads ($timeout_share)
+# runs with a tiny statement_timeout; a read that a fault interrupts
+# (MemoConsistency::Fault) judges nothing: it is counted as 'fault', by
+# SQLSTATE, and the session is repaired or replaced (recover_session).
 sub run_reader {
     my (%o) = @_;
     srand($o{rng});
-    my $db = MemoConsistency::Psql->new($o{conn});
+    my $faults = $o{conn}{tolerant};
+    my %n;
+    my $db = $faults ? reconnect($o{conn}) : MemoConsistency::Psql->new($o{conn});
     open my $log, '>>', $o{log} or die "$o{log}: $!";
     $log->autoflush(1);
-    my %n;
     my $deadline = Time::HiRes::time() + $o{max_seconds};
     my $checked = 0;
-    while ($checked < $o{target} && Time::HiRes::time() < $deadline) {
-        my $spec = random_spec();
-        if (rand() < 0.05) {
-            # The transaction's snapshot is taken by its first query, before
-            # that query waits for its locks: LOCK (which takes no snapshot)
-            # first, or a reseed committing meanwhile (TRUNCATE is not
-            # MVCC-safe) would leave this snapshot an empty directory.
-            $db->ok('BEGIN ISOLATION LEVEL REPEATABLE READ');
-            $db->ok('LOCK TABLE directory.employees, chk.items, chk.groups IN ACCESS SHARE MODE');
-            my ($row, $error) = $db->query("SELECT $spec->{cached}, $spec->{truth}");
-            $db->ok($error ? 'ROLLBACK' : 'COMMIT');
-            my $outcome = $error ? ($error =~ /^deadlock detected/ ? 'deadlock' : 'error')
-                        : $row->[0] eq $row->[1] ? 'ok' : 'mismatch';
-            print $log "ERROR in a repeatable read of $spec->{name}: $error\n" if $outcome eq 'error';
-            printf $log "MISMATCH repeatable read of %s\n  cached: %s\n  truth:  %s\n", $spec->{name}, @$row
-              if $outcome eq 'mismatch';
-            $n{"repeatable_read.$outcome"}++;
-            next;
-        }
-        my $mode = random_read_mode();
-        my $outcome = checked_read($db, $spec, $mode, undef, $log);
-        count_read(\%n, 'reader', $mode, $outcome);
-        $checked++ if $outcome =~ /^(strict|window)_/;
+    while (($faults || $checked < $o{target}) && Time::HiRes::time() < $deadline) {
+        # Fault mode: a share of the reads take the hot spec of the moment
+        # (5 s), the same in every reader, in split mode (the memo call
+        # first, alone): misses on one key at one moment, flights with
+        # waiters (whose leaders the injector terminates).
+        my $hot = $faults && $o{hot} && rand() < $o{hot_share};
+        my $spec = $hot ? $o{hot}[int(Time::HiRes::time() / 5) % @{ $o{hot} }] : random_spec();
+        my $timeout = $faults && rand() < ($o{timeout_share} // 0) ? rand_of(1, 2, 3, 5, 8, 13, 20, 30) : undef;
+        my $mode = 'repeatable_read';
+        my $ok = eval {
+            if (defined $timeout) {
+                $db->ok("SET statement_timeout = '${timeout}ms'");
+                $n{'reads.with_statement_timeout'}++;
+            }
+            if (!$hot && rand() < 0.05) {
+                # The transaction's snapshot is taken by its first query, before
+                # that query waits for its locks: LOCK (which takes no snapshot)
+                # first, or a reseed committing meanwhile (TRUNCATE is not
+                # MVCC-safe) would leave this snapshot an empty directory.
+                $db->ok('BEGIN ISOLATION LEVEL REPEATABLE READ');
+                $db->ok('LOCK TABLE directory.employees, chk.items, chk.groups IN ACCESS SHARE MODE');
+                my ($row, $error) = $db->query("SELECT $spec->{cached}, $spec->{truth}");
+                $db->ok($error ? 'ROLLBACK' : 'COMMIT');
+                my $outcome = $error ? ($error =~ /^deadlock detected/ ? 'deadlock' : 'error')
+                            : $row->[0] eq $row->[1] ? 'ok' : 'mismatch';
+                print $log "ERROR in a repeatable read of $spec->{name}: $error\n" if $outcome eq 'error';
+                printf $log "MISMATCH repeatable read of %s\n  cached: %s\n  truth:  %s\n", $spec->{name}, @$row
+                  if $outcome eq 'mismatch';
+                $n{"repeatable_read.$outcome"}++;
+            } else {
+                $mode = $hot ? 'split' : random_read_mode();
+                my $t0 = Time::HiRes::time();
+                my $outcome = checked_read($db, $spec, $mode, undef, $log);
+                count_read(\%n, 'reader', $mode, $outcome);
+                $checked++ if $outcome =~ /^(strict|window)_/;
+                note_timing(\%n, $mode, Time::HiRes::time() - $t0, $o{wait_timeout_ms}) if $faults;
+            }
+            $db->ok('RESET statement_timeout') if defined $timeout;
+            1;
+        };
+        next if $ok;
+        my $e = $@;
+        die $e unless is_fault($e);
+        $n{'reads.fault'}++;
+        $n{"reads.reader.$mode.fault"}++;
+        $n{'fault_errors.reader.' . $e->kind}++;
+        $db = recover_session($db, $o{conn}, \%n);
     }
-    $n{'reader.timed_out'} = 1 if $checked < $o{target};
+    $n{'reader.timed_out'} = 1 if !$faults && $checked < $o{target};
     $db->close;
     return \%n;
+}
+
+# Fault mode's timings of completed reads: the cached call's own statement
+# (split and txn modes), and a statement-mode read's one statement.
+sub note_timing {
+    my ($n, $mode, $read_seconds, $wait_timeout_ms) = @_;
+    my ($key, $ms) = defined $LAST_CACHED_SECONDS ? ('memo_call', 1000 * $LAST_CACHED_SECONDS)
+                   : $mode eq 'statement' ? ('statement_read', 1000 * $read_seconds) : return;
+    $n->{"timed.$key"}++;
+    $n->{"max.${key}_ms"} = int($ms + 0.5) if $ms > ($n->{"max.${key}_ms"} // 0);
+    $n->{"timed.$key.over_wait_timeout"}++ if $wait_timeout_ms && $ms > $wait_timeout_ms;
+}
+
+sub is_fault { my ($e) = @_; return Scalar::Util::blessed($e) && $e->isa('MemoConsistency::Fault') }
+
+# Fault mode: a new session, retried (a crash restart refuses connections
+# until its recovery is done) for at most $conn->{reconnect_bound} seconds.
+# With $n, counts a reconnection and its wait.
+sub reconnect {
+    my ($conn, $n) = @_;
+    my $t0 = Time::HiRes::time();
+    my $bound = $conn->{reconnect_bound} // 180;
+    for (;;) {
+        my $db = eval { MemoConsistency::Psql->new($conn) };
+        if ($db) {
+            if ($n) {
+                $n->{reconnects}++;
+                my $ms = int(1000 * (Time::HiRes::time() - $t0) + 0.5);
+                $n->{'max.reconnect_ms'} = $ms if $ms > ($n->{'max.reconnect_ms'} // 0);
+            }
+            return $db;
+        }
+        my $e = $@;
+        die $e unless is_fault($e);
+        $n->{'connect_refused.' . $e->kind}++ if $n;
+        die "no connection for ${bound}s; last: $e->{message}\n" if Time::HiRes::time() - $t0 > $bound;
+        Time::HiRes::sleep(0.1 + rand 0.2);
+    }
+}
+
+# Fault mode: after a fault, a session that can read again: a new one if the
+# connection is gone (with the server's defaults), else the same one with
+# its transaction ended and its statement_timeout reset (both can be hit by
+# a fault again: retried).
+sub recover_session {
+    my ($db, $conn, $n) = @_;
+    for (1 .. 100) {
+        if ($db->{dead}) {
+            $db->close;
+            return reconnect($conn, $n);
+        }
+        my $ok = eval {
+            $db->query('ROLLBACK');  # outside a transaction only a warning
+            my (undef, $error) = $db->query('RESET statement_timeout');
+            die "RESET statement_timeout failed: $error\n" if defined $error;
+            1;
+        };
+        return $db if $ok;
+        die $@ unless is_fault($@);
+        $n->{'recovery_faults'}++;
+    }
+    die "could not repair a session after 100 faults in a row\n";
 }
 
 ###############################################################################
@@ -417,10 +601,12 @@ sub run_writer {
     my (%o) = @_;
     srand($o{rng});
     my $w = $o{id};
-    my $db = MemoConsistency::Psql->new($o{conn});
+    my $faults = $o{conn}{tolerant};
+    my $finisher_conn = $o{finisher_conn} // $o{conn};
+    my $db = $faults ? reconnect($o{conn}) : MemoConsistency::Psql->new($o{conn});
     # Finishes this writer's prepared transactions: COMMIT PREPARED and
     # ROLLBACK PREPARED from another session, as a transaction manager does.
-    my $finisher = MemoConsistency::Psql->new($o{conn});
+    my $finisher = $faults ? reconnect($finisher_conn) : MemoConsistency::Psql->new($finisher_conn);
     my $prepared = 0;
     open my $log, '>>', $o{log} or die "$o{log}: $!";
     $log->autoflush(1);
@@ -431,94 +617,125 @@ sub run_writer {
       . " 'seed ' || g FROM generate_series(1, " . ITEMS_SEED_ROWS . ') g';
     my $ack = "UPDATE chk.acks a SET n = c.n FROM chk.commits c WHERE c.writer = a.writer AND a.writer = $w";
 
+    # The round trip in progress that may commit (kind: commit,
+    # commit_prepared, prepare; gid): if a fault ends it, its outcome is in
+    # doubt until recover_writer finds it out.
+    my %doubt;
     until (-e $o{stop_file}) {
         my $shape = random_shape();
-        # Structural directory writes first: a transaction that took the
-        # table's ROW EXCLUSIVE lock and then wanted SHARE ROW EXCLUSIVE
-        # would deadlock with its twin.
-        my @ops = sort { $b->{structural} <=> $a->{structural} } map { random_op($w) } 1 .. 2 + int rand 2;
-        my $later = random_op($w);
-        $later = random_op($w) while $later->{structural};
-        my $read = { read => 1 };  # a checked read inside the open transaction
-        my @inside = rand() < 0.3 ? ($read) : ();
-        if ($shape eq 'two_phase') {
-            my $outcome = two_phase_write($db, $finisher, sprintf('chk_%d_%d', $w, ++$prepared), \@ops, $ack, \%n, $log);
-            count_read(\%n, 'writer_after_commit', 'split', checked_read($db, random_spec(), 'split', undef, $log))
-              if $outcome eq 'committed' && rand() < 0.2;
-            Time::HiRes::sleep(rand($o{pause_ms}) / 1000) if $o{pause_ms};
-            next;
-        }
-        my @steps = map { ref $_ ? $_ : { sql => $_ } } do {
-            if ($shape eq 'autocommit')          { ($ops[0]) }
-            elsif ($shape eq 'reseed_directory') { ({ sql => $seed_sql, kind => 'reseed_directory' }) }
-            elsif ($shape eq 'reseed_items') {
-                ('BEGIN', { sql => 'TRUNCATE chk.items', kind => 'truncate' }, $items_sql, @inside, 'COMMIT');
-            } elsif ($shape eq 'reseed_rolled_back') {
-                ('BEGIN', rand() < 0.5 ? ({ sql => $seed_sql, kind => 'reseed_directory' })
-                                       : ({ sql => 'TRUNCATE chk.items', kind => 'truncate' }, $items_sql),
-                 @inside, 'ROLLBACK');
-            } elsif ($shape eq 'multi')    { ('BEGIN', @ops, @inside, 'COMMIT') }
-            elsif ($shape eq 'rollback')   { ('BEGIN', @ops, @inside, 'ROLLBACK') }
-            else {
-                my ($first, @rest) = @ops;
-                my $end = $shape eq 'savepoint_rollback' ? 'ROLLBACK TO SAVEPOINT s' : 'RELEASE SAVEPOINT s';
-                ('BEGIN', $first, 'SAVEPOINT s', @rest, @inside, $end, rand() < 0.5 ? ($later) : (), 'COMMIT');
+        my $ok = eval {
+            # Structural directory writes first: a transaction that took the
+            # table's ROW EXCLUSIVE lock and then wanted SHARE ROW EXCLUSIVE
+            # would deadlock with its twin.
+            my @ops = sort { $b->{structural} <=> $a->{structural} } map { random_op($w) } 1 .. 2 + int rand 2;
+            my $later = random_op($w);
+            $later = random_op($w) while $later->{structural};
+            my $read = { read => 1 };  # a checked read inside the open transaction
+            my @inside = rand() < 0.3 ? ($read) : ();
+            if ($shape eq 'two_phase') {
+                my $outcome = two_phase_write($db, $finisher, sprintf('chk_%d_%d', $w, ++$prepared), \@ops, $ack, \%n, $log,
+                                              \%doubt);
+                count_read(\%n, 'writer_after_commit', 'split', checked_read($db, random_spec(), 'split', undef, $log))
+                  if $outcome eq 'committed' && rand() < 0.2;
+                Time::HiRes::sleep(rand($o{pause_ms}) / 1000) if $o{pause_ms};
+                return 1;
             }
-        };
+            my @steps = map { ref $_ ? $_ : { sql => $_ } } do {
+                if ($shape eq 'autocommit')          { ($ops[0]) }
+                elsif ($shape eq 'reseed_directory') { ({ sql => $seed_sql, kind => 'reseed_directory' }) }
+                elsif ($shape eq 'reseed_items') {
+                    ('BEGIN', { sql => 'TRUNCATE chk.items', kind => 'truncate' }, $items_sql, @inside, 'COMMIT');
+                } elsif ($shape eq 'reseed_rolled_back') {
+                    ('BEGIN', rand() < 0.5 ? ({ sql => $seed_sql, kind => 'reseed_directory' })
+                                           : ({ sql => 'TRUNCATE chk.items', kind => 'truncate' }, $items_sql),
+                     @inside, 'ROLLBACK');
+                } elsif ($shape eq 'multi')    { ('BEGIN', @ops, @inside, 'COMMIT') }
+                elsif ($shape eq 'rollback')   { ('BEGIN', @ops, @inside, 'ROLLBACK') }
+                else {
+                    my ($first, @rest) = @ops;
+                    my $end = $shape eq 'savepoint_rollback' ? 'ROLLBACK TO SAVEPOINT s' : 'RELEASE SAVEPOINT s';
+                    ('BEGIN', $first, 'SAVEPOINT s', @rest, @inside, $end, rand() < 0.5 ? ($later) : (), 'COMMIT');
+                }
+            };
 
-        # A failed statement inside the savepoint is rolled back to it and
-        # the transaction goes on; anywhere else it ends the transaction.
-        my ($failed, $recovered, $in_savepoint) = (0, 0, 0);
-        for (my $i = 0; $i < @steps; $i++) {
-            my $step = $steps[$i];
-            if ($step->{read}) {
-                my $outcome = checked_read($db, random_spec(), 'split', $w, $log);
-                count_read(\%n, 'writer_in_txn', 'split', $outcome);
-                next unless $outcome =~ /^(deadlock|error)$/;
-                $db->ok('ROLLBACK');  # the failed read aborted the transaction
+            # Fault mode: a share of the transactions commit waiting for a
+            # synchronous standby that does not exist (checker.pl --faults),
+            # committed locally but not yet visible until the injector
+            # terminates or cancels the wait (or statement_timeout does):
+            # commits in doubt that did commit.
+            if ($faults && $steps[0]{sql} eq 'BEGIN' && $steps[-1]{sql} eq 'COMMIT' && $shape !~ /^reseed/
+                && rand() < ($o{sync_share} // 0)) {
+                splice @steps, 1, 0, { sql => 'SET LOCAL synchronous_commit = on', kind => 'sync_commit' },
+                                     { sql => "SET LOCAL statement_timeout = '3s'" };
+            }
+
+            # A failed statement inside the savepoint is rolled back to it and
+            # the transaction goes on; anywhere else it ends the transaction.
+            my ($failed, $recovered, $in_savepoint) = (0, 0, 0);
+            for (my $i = 0; $i < @steps; $i++) {
+                my $step = $steps[$i];
+                if ($step->{read}) {
+                    my $outcome = checked_read($db, random_spec(), 'split', $w, $log);
+                    count_read(\%n, 'writer_in_txn', 'split', $outcome);
+                    next unless $outcome =~ /^(deadlock|error)$/;
+                    $db->ok('ROLLBACK');  # the failed read aborted the transaction
+                    $failed = 1;
+                    last;
+                }
+                my $sql = $step->{sql};
+                # The ack goes in the same round trip as the commit (psql still
+                # sends it only once the commit's reply is in), so that few
+                # reads find a commit unacknowledged. After a failure it copies
+                # an unchanged count: harmless.
+                my $commits = $sql eq 'COMMIT' || $steps[0]{sql} ne 'BEGIN';
+                %doubt = (kind => 'commit') if $commits;
+                my (undef, $error) = $db->query($commits ? "$sql;\n$ack" : $sql);
+                %doubt = ();
+                $in_savepoint = 1 if $sql eq 'SAVEPOINT s';
+                $in_savepoint = 0 if $sql =~ /^(ROLLBACK TO|RELEASE) SAVEPOINT s$/;
+                if (!$error) {
+                    $n{"ops.$step->{kind}"}++ if $step->{kind};
+                    next;
+                }
+                $n{write_errors}++;
+                # Expected: deadlocks, races between a random pick and the write,
+                # and hires after a rolled-back directory_seed, whose setval
+                # (sequences are not transactional) stays behind.
+                print $log "write error ($shape): $error\n  in: $sql\n"
+                  unless $error =~ /deadlock|is not an employee|does not exist|cannot move|duplicate key value violates unique constraint "employees_pkey"/;
+                if ($in_savepoint) {
+                    $db->ok('ROLLBACK TO SAVEPOINT s');
+                    $recovered = 1;
+                    # Go on after the savepoint's end, which is done now.
+                    $i++ until $i >= $#steps || ($steps[$i]{sql} // '') =~ /^(ROLLBACK TO|RELEASE) SAVEPOINT s$/;
+                    $in_savepoint = 0;
+                    next;
+                }
+                $db->ok('ROLLBACK') if $steps[0]{sql} eq 'BEGIN';
                 $failed = 1;
                 last;
             }
-            my $sql = $step->{sql};
-            # The ack goes in the same round trip as the commit (psql still
-            # sends it only once the commit's reply is in), so that few
-            # reads find a commit unacknowledged. After a failure it copies
-            # an unchanged count: harmless.
-            my $commits = $sql eq 'COMMIT' || $steps[0]{sql} ne 'BEGIN';
-            my (undef, $error) = $db->query($commits ? "$sql;\n$ack" : $sql);
-            $in_savepoint = 1 if $sql eq 'SAVEPOINT s';
-            $in_savepoint = 0 if $sql =~ /^(ROLLBACK TO|RELEASE) SAVEPOINT s$/;
-            if (!$error) {
-                $n{"ops.$step->{kind}"}++ if $step->{kind};
-                next;
+            my $committed = !$failed && ($steps[-1]{sql} eq 'COMMIT' || $steps[0]{sql} ne 'BEGIN');
+            $n{"shape.$shape." . ($failed ? 'failed' : $committed ? 'committed' : 'rolled_back')
+               . ($recovered ? '_after_error_in_savepoint' : '')}++;
+            if ($committed) {
+                count_read(\%n, 'writer_after_commit', 'split', checked_read($db, random_spec(), 'split', undef, $log))
+                  if rand() < 0.2;
             }
-            $n{write_errors}++;
-            # Expected: deadlocks, races between a random pick and the write,
-            # and hires after a rolled-back directory_seed, whose setval
-            # (sequences are not transactional) stays behind.
-            print $log "write error ($shape): $error\n  in: $sql\n"
-              unless $error =~ /deadlock|is not an employee|does not exist|cannot move|duplicate key value violates unique constraint "employees_pkey"/;
-            if ($in_savepoint) {
-                $db->ok('ROLLBACK TO SAVEPOINT s');
-                $recovered = 1;
-                # Go on after the savepoint's end, which is done now.
-                $i++ until $i >= $#steps || ($steps[$i]{sql} // '') =~ /^(ROLLBACK TO|RELEASE) SAVEPOINT s$/;
-                $in_savepoint = 0;
-                next;
-            }
-            $db->ok('ROLLBACK') if $steps[0]{sql} eq 'BEGIN';
-            $failed = 1;
-            last;
-        }
-        my $committed = !$failed && ($steps[-1]{sql} eq 'COMMIT' || $steps[0]{sql} ne 'BEGIN');
-        $n{"shape.$shape." . ($failed ? 'failed' : $committed ? 'committed' : 'rolled_back')
-           . ($recovered ? '_after_error_in_savepoint' : '')}++;
-        if ($committed) {
-            count_read(\%n, 'writer_after_commit', 'split', checked_read($db, random_spec(), 'split', undef, $log))
-              if rand() < 0.2;
-        }
-        # Mostly short pauses, sometimes a quiet spell in which entries are hit.
-        Time::HiRes::sleep(rand($o{pause_ms}) * (rand() < 0.1 ? 10 : 1) / 1000) if $o{pause_ms};
+            # Mostly short pauses, sometimes a quiet spell in which entries are hit.
+            Time::HiRes::sleep(rand($o{pause_ms}) * (rand() < 0.1 ? 10 : 1) / 1000) if $o{pause_ms};
+            1;
+        };
+        next if $ok;
+        my $e = $@;
+        die $e unless is_fault($e);
+        # A fault: the session (or the finisher's) lost, or a statement
+        # cancelled. Nothing of the transaction is trusted; what it may
+        # have committed is found out, and acknowledged, before going on.
+        $n{"shape.$shape.fault"}++;
+        $n{'fault_errors.writer.' . $e->kind}++;
+        ($db, $finisher) = recover_writer($w, $db, $finisher, $o{conn}, $finisher_conn, $ack, {%doubt}, \%n);
+        %doubt = ();
     }
     $db->close;
     $finisher->close;
@@ -527,9 +744,11 @@ sub run_writer {
 
 # The ops in a transaction prepared as $gid, then committed (the ack in the
 # same round trip) or rolled back from the finisher's session. Returns
-# 'committed', 'rolled_back' or 'failed'.
+# 'committed', 'rolled_back' or 'failed'. $doubt (fault mode) is told which
+# round trip may leave a prepared or committed transaction behind.
 sub two_phase_write {
-    my ($db, $finisher, $gid, $ops, $ack, $n, $log) = @_;
+    my ($db, $finisher, $gid, $ops, $ack, $n, $log, $doubt) = @_;
+    $doubt //= {};
     $db->ok('BEGIN');
     for my $op (@$ops) {
         my (undef, $error) = $db->query($op->{sql});
@@ -541,14 +760,20 @@ sub two_phase_write {
         }
         $n->{"ops.$op->{kind}"}++ if $op->{kind};
     }
+    %$doubt = (kind => 'prepare', gid => $gid);
     my (undef, $error) = $db->query("PREPARE TRANSACTION '$gid'");
+    %$doubt = ();
     if ($error) {
         print $log "PREPARE TRANSACTION failed: $error\n";
         $n->{'shape.two_phase.failed'}++;
         return 'failed';
     }
     my $commit = rand() < 0.7;
+    # Until it is finished the prepared transaction is in doubt, whatever
+    # the finishing is: left behind if a fault ends the finishing.
+    %$doubt = (kind => $commit ? 'commit_prepared' : 'rollback_prepared', gid => $gid);
     (undef, $error) = $finisher->query($commit ? "COMMIT PREPARED '$gid';\n$ack" : "ROLLBACK PREPARED '$gid'");
+    %$doubt = ();
     if ($error) {
         print $log "finishing prepared transaction $gid failed: $error\n";
         $n->{write_errors}++;
@@ -558,6 +783,107 @@ sub two_phase_write {
     my $outcome = $commit ? 'committed' : 'rolled_back';
     $n->{"shape.two_phase.$outcome"}++;
     return $outcome;
+}
+
+# Fault mode: a writer's way back after a fault. Its sessions are replaced
+# if lost (with retries: a crash restart refuses connections for a while),
+# its open transaction rolled back, its prepared transactions left behind
+# finished, and its counter acknowledged.
+#
+# The commit in doubt. When a fault ends the round trip of a COMMIT (or of
+# an autocommit write, COMMIT PREPARED, PREPARE TRANSACTION), the client
+# cannot know whether it committed; a real client would not either. The
+# counters know: the writer's count in chk.commits moved past its ack in
+# chk.acks if and only if that transaction committed (every committed writer
+# transaction counts at least one write statement; a round trip that
+# completed acknowledged its own commit in the same round trip). Either way
+# nothing is lost:
+#   - the counts are transactional, so a read's before/after comparison
+#     (whether a commit landed in between) holds whatever the client heard;
+#   - until it is acknowledged, a commit that landed keeps every read that
+#     sees it in the window class: judged, never called strict;
+#   - it is acknowledged here only once no backend can still be committing
+#     it: the session whose round trip died is gone (terminated or crashed:
+#     a backend that commits holds off termination from before its commit
+#     record until after its commit callbacks, pg_memo's bump among them,
+#     and a crash restart empties pg_memo's shared memory), or it answered
+#     (a cancel); a prepared transaction left behind is finished first.
+#   So a read judged strict after the ack saw a commit that its client, by
+#   then, could know of: exactly the promise.
+sub recover_writer {
+    my ($w, $db, $finisher, $conn, $finisher_conn, $ack, $doubt, $n) = @_;
+    my ($landed, $left_behind, $done);
+    for (1 .. 50) {
+        my $ok = eval {
+            if ($db->{dead}) {
+                $db->close;
+                $db = reconnect($conn, $n);
+                $db->ok("SET chk.writer = '$w'");
+            } else {
+                $db->query('ROLLBACK');  # outside a transaction only a warning
+            }
+            if ($finisher->{dead}) {
+                $finisher->close;
+                $finisher = reconnect($finisher_conn, $n);
+            }
+            # Read before anything of ours commits again: did the commit in
+            # doubt land?
+            my ($c, $a) = @{ (($db->query("SELECT c.n, a.n FROM chk.commits c JOIN chk.acks a USING (writer)"
+                                          . " WHERE writer = $w"))[0]) };
+            $landed //= $c > $a;
+            my @gids = finish_prepared($w, $finisher, $n);
+            $left_behind //= scalar grep { $_ eq ($doubt->{gid} // '') } @gids;
+            my (undef, $error) = $db->query($ack);
+            die "the ack failed: $error\n" if defined $error;
+            1;
+        };
+        if ($ok) { $done = 1; last }
+        die $@ unless is_fault($@);
+        $n->{'writer_recovery_faults'}++;
+    }
+    die "writer $w: could not recover after 50 faults in a row\n" unless $done;
+    if (my $kind = $doubt->{kind}) {
+        $n->{"in_doubt.$kind"}++;
+        if ($kind eq 'prepare') {
+            $n->{"in_doubt.prepare." . ($left_behind ? 'prepared' : 'not_prepared')}++;
+        } elsif ($kind eq 'commit' || $kind eq 'commit_prepared') {
+            $n->{"in_doubt.$kind." . ($landed ? 'committed' : 'not_committed')}++;
+        }
+    } elsif ($landed) {
+        # A count past the ack with no commit in doubt: an ack lost after
+        # its commit's reply (cancelled, or the session lost between the two).
+        $n->{'in_doubt.ack_only'}++;
+    }
+    return ($db, $finisher);
+}
+
+# Finishes the writer's prepared transactions left behind by a fault (they
+# hold the lock on its counter's row: its next write would wait for ever),
+# committing or rolling back each as two_phase_write would. Returns their
+# gids.
+sub finish_prepared {
+    my ($w, $finisher, $n) = @_;
+    my @found;
+    for (1 .. 300) {
+        my $gids = $finisher->ok("SELECT string_agg(gid, ' ') FROM pg_prepared_xacts"
+                                 . " WHERE gid LIKE 'chk\\_${w}\\_%' AND database = current_database()") // '';
+        return @found if $gids eq '';
+        my $busy = 0;
+        for my $gid (split ' ', $gids) {
+            push @found, $gid unless grep { $_ eq $gid } @found;
+            my $commit = rand() < 0.7;
+            my (undef, $error) = $finisher->query($commit ? "COMMIT PREPARED '$gid'" : "ROLLBACK PREPARED '$gid'");
+            if (!defined $error) {
+                $n->{'prepared_left_behind.' . ($commit ? 'committed' : 'rolled_back')}++;
+            } elsif ($error =~ /is busy/) {
+                $busy = 1;  # its backend is still exiting
+            } elsif ($error !~ /does not exist/) {
+                die "finishing the prepared transaction $gid failed: $error\n";
+            }
+        }
+        Time::HiRes::sleep(0.1) if $busy;
+    }
+    die "writer $w: prepared transactions still busy after 30 s\n";
 }
 
 ###############################################################################
@@ -584,6 +910,22 @@ sub setup {
 # the summed counts. Options: conn, writers, readers, reads (checked reads
 # in all), seed_rows, pause_ms, max_seconds, dir (for logs), rng,
 # reader_conn (where the readers read, conn by default: a hot standby).
+# faults (fault mode, test/consistency/checker.pl --faults): a hash of
+#   timeout_share    the share of reads run with a tiny statement_timeout
+#   wait_timeout_ms  pg_memo.wait_timeout, for the readers' timings
+#   hot_share        the share of reads that take the moment's hot spec
+#                    (0.4)
+#   sync_share       the share of the writers' multi-statement
+#                    transactions that commit with synchronous_commit = on
+#                    (0.03): the server's synchronous standby must not
+#                    exist, and the injector end their wait
+#   workers          [name, code] pairs: each code run in one more worker,
+#                    with (stop_file, started, deadline), stopped with the
+#                    writers; returns its counts as the others do (keys
+#                    'max.*' are maxima, the others sums)
+# with which every session is tolerant (faults are counted and survived, see
+# Psql::query) and named (application_name chk_reader_<i>, chk_writer_<i>,
+# chk_finisher_<i>), and the readers read until max_seconds.
 sub run {
     my (%o) = @_;
     die "at most 16 writers\n" if $o{writers} > 16;
@@ -612,20 +954,45 @@ sub run {
         return ($pid, $out);
     };
     my $started = Time::HiRes::time();
+    my $f = $o{faults};
+    my $named = sub {  # fault mode: a tolerant, named connection
+        my ($conn, $name) = @_;
+        return $conn unless $f;
+        return { %$conn, tolerant => 1, appname => $name };
+    };
     for my $w (1 .. $o{writers}) {
         my @p = $spawn->('writer', $w, sub {
-            run_writer(conn => $o{conn}, id => $w, stop_file => $stop_file, seed_rows => $o{seed_rows},
+            run_writer(conn => $named->($o{conn}, "chk_writer_$w"), finisher_conn => $named->($o{conn}, "chk_finisher_$w"),
+                       id => $w, stop_file => $stop_file, seed_rows => $o{seed_rows},
+                       $f ? (sync_share => $f->{sync_share} // 0.03) : (),
                        pause_ms => $o{pause_ms}, rng => $rng + $w, log => "$dir/problems.log");
         });
         $writers{$p[0]} = $p[1];
     }
+    my @hot;
+    if ($f) {  # the same in every reader
+        srand($rng + 7);
+        @hot = map { random_spec() } 1 .. 16;
+    }
     my $per_reader = int(($o{reads} + $o{readers} - 1) / $o{readers});
     for my $r (1 .. $o{readers}) {
         my @p = $spawn->('reader', $r, sub {
-            run_reader(conn => $o{reader_conn} // $o{conn}, target => $per_reader, max_seconds => $o{max_seconds},
-                       rng => $rng + 100 + $r, log => "$dir/problems.log");
+            run_reader(conn => $named->($o{reader_conn} // $o{conn}, "chk_reader_$r"), target => $per_reader,
+                       max_seconds => $o{max_seconds}, rng => $rng + 100 + $r, log => "$dir/problems.log",
+                       $f ? (timeout_share => $f->{timeout_share}, wait_timeout_ms => $f->{wait_timeout_ms},
+                             hot => \@hot, hot_share => $f->{hot_share} // 0.4) : ());
         });
         $readers{$p[0]} = $p[1];
+    }
+    my $extra = 0;
+    for my $worker ($f ? @{ $f->{workers} // [] } : ()) {  # stopped with the writers
+        my ($name, $code) = @$worker;
+        my $seed = $rng + 1000 + $extra++;
+        my @p = $spawn->($name, 1, sub {
+            srand($seed);
+            $code->($stop_file, $started, $started + $o{max_seconds});
+        });
+        $writers{$p[0]} = $p[1];
     }
     my %failed;
     my $reap = sub {
@@ -647,7 +1014,12 @@ sub run {
              worker_failures => scalar keys %failed);
     for my $file (values %all) {
         open my $in, '<', $file or next;
-        while (<$in>) { chomp; my ($k, $v) = split /\t/; $n{$k} += $v }
+        while (<$in>) {
+            chomp;
+            my ($k, $v) = split /\t/;
+            if ($k =~ /^max\./) { $n{$k} = $v if !defined $n{$k} || $v > $n{$k} }  # maxima, not sums
+            else { $n{$k} += $v }
+        }
     }
     $n{"reads.$_"} //= 0 for qw(strict_ok strict_mismatch window_ok window_mismatch skipped error deadlock);
     $n{"repeatable_read.$_"} //= 0 for qw(ok mismatch error deadlock);
