@@ -2,7 +2,8 @@
 # Runs every test of pg_memo: the core's unit tests (ctest), then the
 # pg_regress suites (test/sql, test/expected) and TAP suites (test/t) on
 # temporary instances, then pg_memo_directory's suites (directory/test),
-# then the Prometheus exporter's metrics (scripts/test-exporter.sh), the
+# then that every mutant of test/consistency/mutants.sh still applies and
+# compiles, the Prometheus exporter's metrics (scripts/test-exporter.sh), the
 # Debian package (scripts/build-deb.sh: built from the tracked files,
 # installed, its pg_regress suites run against it), and PostgreSQL's own
 # regression suite with and without pg_memo preloaded
@@ -142,6 +143,11 @@ run_counted() {  # LABEL SCRIPT [ARGS...]
   echo "$label: $p passed, $f failed"
   count "$p" "$f"
 }
+
+# The mutants' full run takes over an hour (docs/reliability.md); here,
+# that each mutation still applies and compiles, so that the run works.
+section "mutants: every mutation applies to the tree and compiles"
+run_counted mutants "$SRC/test/consistency/mutants.sh" --check
 
 section "Prometheus metrics through postgres_exporter"
 run_counted exporter "$SRC/scripts/test-exporter.sh"

@@ -1,111 +1,81 @@
 #!/usr/bin/env bash
-# Does the consistency checker catch real bugs? Builds pg_memo with one
-# deliberate consistency bug at a time (a mutant), installs it into a
-# private copy of the PostgreSQL installation under /tmp (the system's
-# installation is not touched), and runs test/consistency/checker.pl
-# against it. Each mutant should end with mismatches; the unmodified build
-# with none; the script exits 1 otherwise.
+# Do the tests catch real bugs? Builds pg_memo with one deliberate bug at a
+# time (a mutant: one rule of docs/consistency.md broken), installs it into
+# a private copy of the PostgreSQL installation under /tmp (the system's
+# installation is not touched), and runs the test that the rule→test table
+# cites for that rule: the randomized checker (test/consistency/checker.pl)
+# or a TAP or pg_regress suite. Every mutant must be caught (the checker
+# finds mismatches, the suite fails); the unmodified build must pass every
+# one of those tests. Exits 1 otherwise.
 #
-#   test/consistency/mutants.sh [READS [SEED_ROWS]]   # as root; default 20000 reads
-#                                                     # each, 20000 employees
+#   test/consistency/mutants.sh [READS [SEED_ROWS]]  # as root; about 75 minutes
+#   MUTANTS="delta_twice replay_no_bump" test/consistency/mutants.sh   # some
+#   test/consistency/mutants.sh --check   # CI: every mutation still applies to
+#                                         # the working tree and compiles (2 min)
 #
-# 20,000 employees make a directory count slow enough (a few ms) for
-# concurrent misses to share flights often; with 2,000 the waiter mutant
-# is caught only in some runs.
+# A run builds the checkout's HEAD commit (uncommitted changes are left out,
+# so that its figures belong to a commit); --check reads the working tree.
+# A mutation that no longer applies fails before anything is built.
 #
-# It builds the checkout's HEAD commit (uncommitted changes are left out).
-#
-# The mutants (each a one-line change the docs explain is wrong):
-#   snapshot_first   generations read after the query's snapshot
-#                    (docs/consistency.md, "Generations before the snapshot")
-#   caller_snapshot  read-only SPI: the calling statement's snapshot
-#                    ("A new snapshot, never the caller's")
-#   bump_at_precommit  counters bumped before the commit is visible ("Commit")
-#   waiter_no_recheck  a flight's waiter does not re-check the generations
-#                    ("Flights")
-#   delta_twice      every delta record is applied twice ("Deltas")
-#   delta_skipped    the oldest record of a carry is left out ("Deltas")
-#   delta_aborted    rows captured in a rolled-back savepoint are published
-#                    ("Deltas")
+# READS (20000) checked reads per checker run, over SEED_ROWS (20000)
+# employees: enough to make a directory count slow enough (a few ms) for
+# concurrent misses to share flights often; with 2,000 the waiter mutant is
+# caught only in some runs.
 set -euo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CHECK_ONLY=0
+if [ "${1:-}" = --check ]; then CHECK_ONLY=1; shift; fi
 READS=${1:-20000}
 SEED_ROWS=${2:-20000}
-SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# name | subsystem | the test that must fail | the rule it breaks (consistency.md)
+MUTANT_TABLE='
+snapshot_first|commit protocol|checker|generations read after the snapshot ("Generations before the snapshot")
+caller_snapshot|commit protocol|checker|the calling statement'"'"'s snapshot ("A new snapshot, never the caller'"'"'s")
+bump_at_precommit|commit protocol|checker|counters bumped before the commit is visible ("Commit")
+waiter_no_recheck|flights|checker --no-deltas|a flight'"'"'s waiter takes the result without checking the generations ("Flights")
+delta_twice|deltas|checker|every delta record applied twice ("Deltas")
+delta_skipped|deltas|checker|the oldest record of a carry left out ("Deltas")
+delta_aborted|deltas|checker|rows captured in a rolled-back savepoint published ("Deltas")
+names_by_tables_only|catalog changes|tap test/t/008_adversarial.pl|a sequence or an index created, renamed or dropped marks no name ("Name resolution")
+learned_ignored|functions that read tables|tap test/t/008_adversarial.pl|reads the query text does not name are not noticed ("Functions that read tables")
+hit_unchecked|privileges|regress privileges|a hit served without re-checking the caller'"'"'s privileges ("Privileges")
+error_unchecked|older answers|tap test/t/008_adversarial.pl|a remembered error raised without the privilege checks of a hit ("Remembered errors")
+stale_unbounded|older answers|tap test/t/012_resilience.pl|an older answer served past pg_memo.max_staleness ("Opting out of exactness")
+restore_moved|warm restart|tap test/t/011_warm_restart.pl|a saved cache restored after the server ran past the shutdown it was saved at ("Warm restart")
+commit_prepared_silent|two-phase commit|tap test/t/014_two_phase.pl|COMMIT PREPARED bumps no counter ("Two-phase commit")
+replay_no_bump|standby records|tap test/t/013_hot_standby.pl|a standby'"'"'s replay of a commit bumps no counter ("Hot standby")
+'
+field() { awk -F'|' -v n="$2" -v f="$1" '$1 == n { print $f }' <<<"$MUTANT_TABLE"; }
+ALL=$(awk -F'|' 'NF > 1 { print $1 }' <<<"$MUTANT_TABLE" | xargs)
+
 WORK=$(mktemp -d /tmp/pgm_mutants.XXXXXX)
 chmod 755 "$WORK"
-BINDIR=$(pg_config --bindir)
-SHAREDIR=$(pg_config --sharedir)
-LIBDIR=$(pg_config --pkglibdir)
 
-# A relocated copy of the installation: PostgreSQL finds its share and lib
-# directories relative to its binaries.
-PREFIX="$WORK/pg"
-mkdir -p "$PREFIX$(dirname "$BINDIR")" "$PREFIX$(dirname "$SHAREDIR")"
-cp -a "$(dirname "$BINDIR")/." "$PREFIX$(dirname "$BINDIR")/"
-cp -a "$SHAREDIR" "$PREFIX$(dirname "$SHAREDIR")/"
-[ "$LIBDIR" = "$(dirname "$BINDIR")/lib" ] || { echo "unexpected layout: $LIBDIR" >&2; exit 1; }
-
-# Applies a Perl substitution to a file; fails if it changed nothing.
+# Applies a Perl substitution to a file; fails loudly if it changed nothing.
 mutate() {  # file, perl expression
   perl -0pi -e "\$n = ($2); END { exit(\$n ? 0 : 1) }" "$1" ||
-    { echo "mutation did not apply to $1: $2" >&2; exit 1; }
-}
-
-run_one() {  # name, mutation function
-  local name=$1 tree="$WORK/$1"
-  mkdir -p "$tree"
-  # The committed code (reproducible figures); a tree without git as it is.
-  if git -C "$SRC" rev-parse HEAD >/dev/null 2>&1; then
-    git -C "$SRC" archive HEAD | tar -C "$tree" -xf -
-  else
-    tar -C "$SRC" --exclude=./build --exclude='./tmp_check*' -cf - . | tar -C "$tree" -xf -
-  fi
-  "$2" "$tree"
-  make -C "$tree" clean >/dev/null 2>&1 || true
-  make -C "$tree" -j2 >"$tree/build.log" 2>&1
-  make -C "$tree" install DESTDIR="$PREFIX" >>"$tree/build.log" 2>&1
-  make -C "$tree/directory" -j2 >>"$tree/build.log" 2>&1
-  make -C "$tree/directory" install DESTDIR="$PREFIX" >>"$tree/build.log" 2>&1
-  chmod -R a+rX "$WORK"
-  echo "=== $name"
-  local rc=0
-  # The flight mutant runs without deltas: carried entries need no flight,
-  # and the checker then meets too few waiters to catch it.
-  local deltas=
-  [ "$name" = waiter_no_recheck ] && deltas=--no-deltas
-  perl "$SRC/test/consistency/checker.pl" --bindir "$PREFIX$BINDIR" --reads "$READS" $deltas \
-       --seed-rows "$SEED_ROWS" --writers 2 --readers 4 --max-seconds 600 >"$WORK/$name.out" 2>&1 || rc=$?
-  sed -n '/^checked reads/,/^skipped/p' "$WORK/$name.out"
-  # The unmodified build must pass; every mutant must show mismatches (a
-  # mutant that only failed to finish its reads was not caught).
-  local mismatches
-  mismatches=$(grep -oE 'mismatches: strict [0-9]+, window [0-9]+, repeatable read [0-9]+' "$WORK/$name.out" |
-               grep -oE '[0-9]+' | awk '{s += $1} END {print s + 0}' || true)
-  if [ "$name" = none ]; then
-    [ "$rc" -eq 0 ] || { echo "FAIL: the unmodified build did not pass (exit $rc)"; verdict=1; }
-  elif [ "$mismatches" -eq 0 ]; then
-    echo "FAIL: mutant $name was not caught (0 mismatches, exit $rc)"; verdict=1
-  fi
+    { echo "FAIL: mutation did not apply to ${1#"$tree"/}: $2" >&2; return 1; }
+  touched+=("${1#"$tree"/}")
 }
 
 none() { :; }
 snapshot_first() {
   mutate "$1/src/pg/compute.cpp" \
-    's/(\n\s*read_generations\(analysis\);)(.*?int rc = execute\(q, snapshot\);)/$2$1/s'
+    's/(\n\s*read_generations\(analysis\);)(.*?int rc = execute_observed\(q, snapshot, &receiver->pub, &reads\);)/$2$1/s'
 }
 caller_snapshot() {
-  mutate "$1/src/pg/compute.cpp" 's/options\.read_only = false;/options.read_only = true;/'
+  mutate "$1/src/pg/compute.cpp" 's/options\.read_only = snapshot != InvalidSnapshot;/options.read_only = true;/' &&
   mutate "$1/src/pg/compute.cpp" 's/RegisterSnapshot\(GetTransactionSnapshot\(\)\)/RegisterSnapshot(GetActiveSnapshot())/'
 }
 bump_at_precommit() {
   mutate "$1/src/pg/invalidation.cpp" \
-    's/(purge_after_commit = mark_catalog_changes\(false\)\.dropped_relations;)/$1\n            for (uint32_t i = 0; i < written_count; i++) shared_state().gens.bump(written_slots[i]);\n            written_count = 0;/'
+    's/(if \(written_count > 0\) begin_commit\(\);\n)(\s*)break;/$1$2publish_commit();\n$2break;/'
 }
 waiter_no_recheck() {
   mutate "$1/src/core/store.cpp" \
     's/(LookupStatus Store::read_pinned\(.*?)\n\s*switch \(gens_\.check\(e->deps\(\), e->ndeps\)\) \{.*?\n\s*\}\n/$1\n/s'
 }
-
 delta_twice() {
   mutate "$1/src/pg/delta_apply.cpp" 's/(\*records = lappend\(\*records, copy\);)/$1 $1/'
 }
@@ -115,11 +85,167 @@ delta_skipped() {
 delta_aborted() {
   mutate "$1/src/pg/delta_capture.cpp" 's/if \(event != SUBXACT_EVENT_ABORT_SUB\) return;/return;/'
 }
+names_by_tables_only() {
+  mutate "$1/src/pg/catalog_changes.cpp" \
+    's/(void note_relation_change\(ObjectAccessType access, Oid relid, int sub_id, void \*arg\) \{\n)/$1    if (get_rel_relkind(relid) == RELKIND_SEQUENCE || get_rel_relkind(relid) == RELKIND_INDEX) return;\n/'
+}
+learned_ignored() {
+  mutate "$1/src/pg/compute.cpp" 's/(\n\s*)note_unnamed_reads\(q, reads, analysis\);/$1(void)reads;/'
+}
+hit_unchecked() {
+  mutate "$1/src/pg/memo_functions.cpp" \
+    's/status == LookupStatus::Hit && privileges_still_hold\((\w+\.)?sink\.meta, (\w+\.)?sink\.meta_len\)/status == LookupStatus::Hit/g'
+}
+error_unchecked() {
+  mutate "$1/src/pg/older_answers.cpp" \
+    's/(now_micros\(\) - sink\.stamped_at >= Micros\(guc_error_ttl_ms\) \* 1000) \|\|\n\s*!privileges_still_hold\(sink\.meta, sink\.meta_len\)\)/$1)/'
+}
+stale_unbounded() {
+  mutate "$1/src/pg/older_answers.cpp" \
+    's/return older\.present && bound_ms > 0 && now_micros\(\) - older\.invalidated_after <= Micros\(bound_ms\) \* 1000;/return older.present \&\& bound_ms > 0;/'
+}
+restore_moved() {
+  mutate "$1/src/core/saved_cache.cpp" \
+    's/\n\s*if \(saved\.checkpoint_lsn != now\.checkpoint_lsn \|\| saved\.timeline != now\.timeline\)\n\s*return Refusal::CheckpointMoved;\n\s*if \(saved\.control_fingerprint != now\.control_fingerprint\) return Refusal::ControlFileChanged;//'
+}
+commit_prepared_silent() {
+  mutate "$1/src/pg/two_phase.cpp" 's/\n\s*for \(uint32_t i = 0; i < nslots; i\+\+\) sh\.gens\.bump\(slots\[i\], began_at\);//'
+}
+replay_no_bump() {
+  mutate "$1/src/pg/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'
+}
+
+# A copy of the sources: the commit HEAD was at the start, for a run (later
+# commits do not reach it); the working tree for --check.
+REV=$(git -C "$SRC" rev-parse HEAD 2>/dev/null || true)
+copy_sources() {  # destination
+  mkdir -p "$1"
+  if [ "$CHECK_ONLY" -eq 0 ] && [ -n "$REV" ]; then
+    git -C "$SRC" archive "$REV" | tar -C "$1" -xf -
+  else
+    tar -C "$SRC" --exclude=./.git --exclude=./build --exclude='tmp_check*' --exclude=results \
+        --exclude='*.o' --exclude='*.bc' --exclude='*.so' -cf - . | tar -C "$1" -xf -
+  fi
+}
+
+# --check: each mutation applies to a fresh copy, and the files it touched
+# still compile.
+if [ "$CHECK_ONLY" -eq 1 ]; then
+  passed=0 failed=0
+  for m in ${MUTANTS:-$ALL}; do
+    tree="$WORK/$m" touched=()
+    copy_sources "$tree"
+    if ! "$m" "$tree"; then failed=$((failed + 1)); continue; fi
+    objs=$(printf '%s\n' "${touched[@]}" | sort -u | sed 's/\.cpp$/.o/' | xargs)
+    if make -C "$tree" $objs >"$tree/build.log" 2>&1; then
+      echo "ok - mutant $m applies and compiles ($objs)"
+      passed=$((passed + 1))
+    else
+      tail -20 "$tree/build.log"
+      echo "FAIL: mutant $m does not compile"
+      failed=$((failed + 1))
+    fi
+  done
+  rm -rf "$WORK"
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+fi
+
+# Every mutation applies before anything is built.
+for m in ${MUTANTS:-$ALL}; do
+  [ -n "$(field 1 "$m")" ] || { echo "unknown mutant $m (known: $ALL)" >&2; exit 1; }
+  tree="$WORK/probe" touched=()
+  copy_sources "$tree"
+  "$m" "$tree" || exit 1
+  rm -rf "$tree"
+done
+
+BINDIR=$(pg_config --bindir)
+SHAREDIR=$(pg_config --sharedir)
+LIBDIR=$(pg_config --pkglibdir)
+# A relocated copy of the installation: PostgreSQL finds its share and lib
+# directories (and PGXS) relative to its binaries.
+PREFIX="$WORK/pg"
+mkdir -p "$PREFIX$(dirname "$BINDIR")" "$PREFIX$(dirname "$SHAREDIR")"
+cp -a "$(dirname "$BINDIR")/." "$PREFIX$(dirname "$BINDIR")/"
+cp -a "$SHAREDIR" "$PREFIX$(dirname "$SHAREDIR")/"
+[ "$LIBDIR" = "$(dirname "$BINDIR")/lib" ] || { echo "unexpected layout: $LIBDIR" >&2; exit 1; }
+
+build_into_prefix() {  # tree
+  make -C "$1" clean >/dev/null 2>&1 || true
+  make -C "$1" -j2 >"$1/build.log" 2>&1
+  make -C "$1" install DESTDIR="$PREFIX" >>"$1/build.log" 2>&1
+  make -C "$1/directory" -j2 >>"$1/build.log" 2>&1
+  make -C "$1/directory" install DESTDIR="$PREFIX" >>"$1/build.log" 2>&1
+  chmod -R a+rX "$WORK"
+}
+
+# Runs one test against the build in PREFIX; prints what failed. Returns
+# the test's exit status.
+run_test() {  # tree, name, test...
+  local tree=$1 name=$2 kind=$3 rc=0
+  shift 3
+  case "$kind" in
+    checker)
+      perl "$SRC/test/consistency/checker.pl" --bindir "$PREFIX$BINDIR" --reads "$READS" "$@" \
+           --seed-rows "$SEED_ROWS" --writers 2 --readers 4 --max-seconds 600 >"$WORK/$name.out" 2>&1 || rc=$?
+      sed -n '/^checked reads/,/^skipped/p' "$WORK/$name.out"
+      local mismatches
+      mismatches=$(grep -oE 'mismatches: strict [0-9]+, window [0-9]+, repeatable read [0-9]+' "$WORK/$name.out" |
+                   grep -oE '[0-9]+' | awk '{s += $1} END {print s + 0}' || true)
+      if [ "${mismatches:-0}" -gt 0 ]; then
+        rc=1
+      elif [[ $name != none* ]]; then
+        rc=0  # a mutant that only failed to finish its reads was not caught
+      fi
+      ;;
+    tap|regress)
+      local suite=$1 args
+      if [ "$kind" = tap ]; then args=(REGRESS= "PROVE_TESTS=$suite"); else args=("REGRESS=$suite" TAP_TESTS=); fi
+      chown -R postgres "$tree"
+      runuser -u postgres -- make -C "$tree" installcheck PG_CONFIG="$PREFIX$BINDIR/pg_config" "${args[@]}" \
+          >"$WORK/$name.out" 2>&1 || rc=$?
+      # The first failing assertion, for the record.
+      grep -hE '^not ok|^test .*FAILED|^not ok +[0-9]+ +- ' "$WORK/$name.out" "$tree"/tmp_check/log/regress_log_* 2>/dev/null |
+        head -3 | sed 's/^/  /' || true
+      [ -f "$tree/regression.diffs" ] && head -12 "$tree/regression.diffs" | sed 's/^/  /'
+      grep -E '^(Result|Files=)|tests (passed|failed)' "$WORK/$name.out" | sed 's/^/  /' || true
+      ;;
+  esac
+  return "$rc"
+}
 
 verdict=0
-# MUTANTS="delta_twice delta_skipped" runs some of them only.
-for m in ${MUTANTS:-none snapshot_first caller_snapshot bump_at_precommit waiter_no_recheck delta_twice delta_skipped delta_aborted}; do
-  run_one "$m" "$m"
+tests_of() { for m in ${MUTANTS:-$ALL}; do field 3 "$m"; done | sort -u; }
+
+# The unmodified build first: each test the mutants below are judged by
+# must pass on it.
+tree="$WORK/none" touched=()
+copy_sources "$tree"
+build_into_prefix "$tree"
+while read -r test; do
+  [ -n "$test" ] || continue
+  echo "=== none: $test"
+  # shellcheck disable=SC2086
+  if ! run_test "$tree" "none.$(tr ' /' '__' <<<"$test")" $test; then
+    echo "FAIL: the unmodified build fails $test"; verdict=1
+  fi
+done < <(tests_of)
+
+for m in ${MUTANTS:-$ALL}; do
+  tree="$WORK/$m" touched=()
+  copy_sources "$tree"
+  "$m" "$tree"
+  build_into_prefix "$tree"
+  test=$(field 3 "$m")
+  echo "=== $m ($(field 2 "$m")): $(field 4 "$m"); judged by $test"
+  # shellcheck disable=SC2086
+  if run_test "$tree" "$m" $test; then
+    echo "FAIL: mutant $m was not caught by $test"; verdict=1
+  else
+    echo "caught"
+  fi
 done
-echo "outputs in $WORK"
+echo "built from ${REV:-the working tree}; outputs in $WORK"
 exit "$verdict"
