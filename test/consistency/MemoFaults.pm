@@ -228,24 +228,19 @@ sub run_injector {
         return $db->ok("SELECT $function($pid)") eq 't';
     };
 
+    # Terminates a session of those $who matches, 7 times in 10 one that is $busy.
+    my $terminate = sub {
+        my ($who, $busy) = @_;
+        my ($pid, $app) = $pick->(rand() < 0.7 ? "$who AND $busy" : $who);
+        return 'no_target' unless $pid;
+        return 'gone' unless $signal->('pg_terminate_backend', $pid);
+        $say->('terminate', $pid, $app);
+        return 'done';
+    };
     my %fault;
-    $fault{terminate_reader} = sub {
-        my ($pid, $app) = $pick->(rand() < 0.7 ? "application_name LIKE 'chk\\_reader\\_%' AND state = 'active'"
-                                               : "application_name LIKE 'chk\\_reader\\_%'");
-        return 'no_target' unless $pid;
-        return 'gone' unless $signal->('pg_terminate_backend', $pid);
-        $say->('terminate', $pid, $app);
-        return 'done';
-    };
-    $fault{terminate_writer} = sub {
-        # Mostly in a transaction or a statement: commits in doubt.
-        my ($pid, $app) = $pick->(rand() < 0.7 ? "application_name ~ '^chk_(writer|finisher)_' AND state <> 'idle'"
-                                               : "application_name ~ '^chk_(writer|finisher)_'");
-        return 'no_target' unless $pid;
-        return 'gone' unless $signal->('pg_terminate_backend', $pid);
-        $say->('terminate', $pid, $app);
-        return 'done';
-    };
+    $fault{terminate_reader} = sub { $terminate->("application_name LIKE 'chk\\_reader\\_%'", "state = 'active'") };
+    # Mostly in a transaction or a statement: commits in doubt.
+    $fault{terminate_writer} = sub { $terminate->("application_name ~ '^chk_(writer|finisher)_'", "state <> 'idle'") };
     $fault{terminate_leader} = sub {
         return $with_lock->(sub {
             my ($pid, $waiters, $app) = $leader->();
@@ -420,6 +415,8 @@ sub run_monitor {
                                                round(extract(epoch FROM clock_timestamp() - f.started)::numeric, 3),
                                                f.waiters, f.state, a.pid IS NOT NULL), ' ')
                         FROM memo.flights f LEFT JOIN pg_stat_activity a ON a.pid = f.leader_pid), '')});
+        # (no row while the server restarts after a kill -9: nothing to sample)
+        return unless $row && defined $row->[0];
         my ($now, $waiting, $flying) = @$row;
         $tick++;
         $n{'samples'}++;

@@ -77,8 +77,9 @@ $node->safe_psql('postgres', q{
 
 # 2. The randomized run: 2 writers, 4 readers, until $reads reads were
 #    checked. max_seconds only keeps a broken run from going on forever.
+my $run_dir = PostgreSQL::Test::Utils::tempdir();
 my $n = MemoConsistency::run(conn => $conn, writers => 2, readers => 4, reads => $reads, seed_rows => 2000,
-    pause_ms => 20, max_seconds => 900, dir => PostgreSQL::Test::Utils::tempdir());
+    pause_ms => 20, max_seconds => 900, dir => $run_dir);
 my $stats = MemoConsistency::cache_stats($conn);
 note(MemoConsistency::report($n, $stats));
 
@@ -99,12 +100,21 @@ for my $role ('reader', 'writer_in_txn', 'writer_after_commit') {
     $ok += $n->{$_} // 0 for map { "reads.$role.$_" } qw(split.strict_ok split.window_ok);
     cmp_ok($ok, '>', 0, "checked reads by the role $role");
 }
+# A shape ran when one of its transactions ended as it was meant to end
+# (committed, or rolled back by design); those that failed do not count.
 for my $shape (qw(autocommit multi savepoint_rollback savepoint_release rollback reseed_directory
-                  reseed_items reseed_rolled_back)) {
+                  reseed_items reseed_rolled_back two_phase)) {
     my $ran = 0;
-    $ran += $n->{$_} for grep { /^shape\.\Q$shape\E\./ } keys %$n;
-    cmp_ok($ran, '>', 0, "writers ran transactions of the shape $shape");
+    $ran += $n->{$_} for grep { /^shape\.\Q$shape\E\.(committed|rolled_back)/ } keys %$n;
+    cmp_ok($ran, '>', 0, "writers ran transactions of the shape $shape to their end");
 }
+cmp_ok($n->{'shape.two_phase.committed'} // 0, '>', 0, 'some prepared transactions were committed (COMMIT PREPARED)');
+# Write errors of the expected kinds (deadlocks between writers, a random
+# pick that another writer moved first) are counted; any other error of a
+# writer or reader is written to problems.log.
+note('write errors of the expected kinds: ' . ($n->{write_errors} // 0));
+my $problems = -e "$run_dir/problems.log" ? PostgreSQL::Test::Utils::slurp_file("$run_dir/problems.log") : '';
+is($problems, '', 'no unexpected error of a writer or reader (problems.log is empty)');
 is($stats->{directory_inconsistencies}, 0, 'the directory stayed consistent (directory.check_consistency)');
 
 done_testing();
