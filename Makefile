@@ -10,11 +10,8 @@ PGFILEDESC = "pg_memo - memoized query results in shared memory"
 
 include src/core/sources.mk
 CORE_OBJS = $(PG_MEMO_CORE_SOURCES:.cpp=.o)
-GLUE_OBJS = src/pg/module.o src/pg/settings.o src/pg/shared_state.o src/pg/invalidation.o src/pg/catalog_changes.o \
-            src/pg/watch.o src/pg/analysis.o src/pg/privileges.o src/pg/call.o \
-            src/pg/compute.o src/pg/statement_cache.o src/pg/memo_functions.o src/pg/views.o src/pg/admin_functions.o \
-            src/pg/flights.o src/pg/delta_capture.o src/pg/delta_apply.o src/pg/older_answers.o src/pg/learned_reads.o \
-            src/pg/warm_restart.o src/pg/wal_records.o src/pg/two_phase.o
+# The glue: every source under src/pg, by folder.
+GLUE_OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp src/pg/*/*.cpp)))
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
 PG_CPPFLAGS = -I$(srcdir)/src/core

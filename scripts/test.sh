@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of pg_memo: the core's unit tests (ctest), then the
+# Runs every test of pg_memo: the core's unit tests (ctest), the check that
+# no modules include each other in a cycle (scripts/check-includes.pl), then the
 # pg_regress suites (test/sql, test/expected) and TAP suites (test/t) on
 # temporary instances, then pg_memo_directory's suites (directory/test),
 # then that every mutant of test/consistency/mutants.sh still applies and
@@ -33,6 +34,10 @@ else
   cat "$WORK/core.log"
   count 0 1
 fi
+
+# --- the modules include no cycle -------------------------------------------
+section "include cycles (scripts/check-includes.pl)"
+if perl "$SRC/scripts/check-includes.pl"; then count 1 0; else count 0 1; fi
 
 # --- 2. the extension, on temporary instances ------------------------------
 # initdb refuses root, so the suites run as postgres from a copy it owns.

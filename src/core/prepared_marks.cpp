@@ -22,28 +22,30 @@ struct Header {
 
 }  // namespace
 
-std::vector<unsigned char> encode_prepared_marks(const PreparedMarks &marks) {
+size_t encoded_prepared_marks_size(const PreparedMarks &marks) noexcept {
+    return sizeof(Header) + marks.gid_len + sizeof(uint32_t) * size_t(marks.nslots) + sizeof(uint64_t);
+}
+
+void encode_prepared_marks(const PreparedMarks &marks, unsigned char *out) noexcept {
     Header h{};
     memcpy(h.magic, kMagic, sizeof kMagic);
     h.version = kVersion;
     h.xid = marks.xid;
     h.dbid = marks.dbid;
-    h.gid_len = uint32_t(marks.gid.size());
-    h.nslots = uint32_t(marks.slots.size());
-    std::vector<unsigned char> out(sizeof h + h.gid_len + sizeof(uint32_t) * h.nslots + sizeof(uint64_t));
-    unsigned char *p = out.data();
+    h.gid_len = marks.gid_len;
+    h.nslots = marks.nslots;
+    unsigned char *p = out;
     memcpy(p, &h, sizeof h);
     p += sizeof h;
-    memcpy(p, marks.gid.data(), h.gid_len);
+    if (h.gid_len) memcpy(p, marks.gid, h.gid_len);
     p += h.gid_len;
-    if (h.nslots) memcpy(p, marks.slots.data(), sizeof(uint32_t) * h.nslots);
+    if (h.nslots) memcpy(p, marks.slots, sizeof(uint32_t) * h.nslots);
     p += sizeof(uint32_t) * h.nslots;
-    uint64_t sum = hash_bytes(out.data(), size_t(p - out.data()));
+    uint64_t sum = hash_bytes(out, size_t(p - out));
     memcpy(p, &sum, sizeof sum);
-    return out;
 }
 
-bool decode_prepared_marks(const unsigned char *data, size_t len, PreparedMarks *out) {
+bool decode_prepared_marks(const unsigned char *data, size_t len, PreparedMarks *out, uint32_t *slots_out) noexcept {
     Header h;
     if (len < sizeof h + sizeof(uint64_t)) return false;
     memcpy(&h, data, sizeof h);
@@ -55,9 +57,11 @@ bool decode_prepared_marks(const unsigned char *data, size_t len, PreparedMarks 
     if (sum != hash_bytes(data, body)) return false;
     out->xid = h.xid;
     out->dbid = h.dbid;
-    out->gid.assign(reinterpret_cast<const char *>(data + sizeof h), h.gid_len);
-    out->slots.resize(h.nslots);
-    if (h.nslots) memcpy(out->slots.data(), data + sizeof h + h.gid_len, sizeof(uint32_t) * h.nslots);
+    out->gid = reinterpret_cast<const char *>(data + sizeof h);
+    out->gid_len = h.gid_len;
+    if (h.nslots) memcpy(slots_out, data + sizeof h + h.gid_len, sizeof(uint32_t) * h.nslots);
+    out->slots = slots_out;
+    out->nslots = h.nslots;
     return true;
 }
 

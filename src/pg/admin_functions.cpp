@@ -1,8 +1,11 @@
 // Functions for DBAs: manual invalidation, resets, a relation's generation.
-#include "memoize.hpp"
+#include "call.hpp"
+#include "write_set.hpp"
 
 #include "compat.hpp"
 #include "wal_records.hpp"
+#include "shared_state.hpp"
+#include "counter_slots.hpp"
 
 extern "C" {
 #include "catalog/pg_class.h"

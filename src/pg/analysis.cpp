@@ -41,9 +41,11 @@ extern "C" {
 
 #include "catalog_changes.hpp"
 #include "compat.hpp"
-#include "invalidation.hpp"
+#include "write_set.hpp"
 #include "privileges.hpp"
 #include "watch.hpp"
+#include "settings.hpp"
+#include "counter_slots.hpp"
 
 namespace pgmemo {
 
@@ -613,18 +615,18 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     // Name resolution: a table created, renamed or moved in a schema on the
     // search path can change which relation the same text means.
     for (int i = 0; i < search_path_len; i++)
-        add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, search_path[i]));
+        add_slot(&c, namespace_slot(search_path[i]));
     // Functions, operators and types resolve through the search path too,
     // and a new overload anywhere on it can be a better match than the one
     // a query used: every entry depends on the routines counter.
-    add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0));
+    add_slot(&c, routines_slot());
     // A reg* constant or parameter resolved a name to an OID when the text
     // was parsed or bound: anywhere, not only on the search path.
-    if (c.resolves_names) add_slot(&c, Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0));
+    if (c.resolves_names) add_slot(&c, names_slot());
     // Roles and memberships change what a name resolves to (regrole) and
     // which privileges the caller holds inside function bodies.
     if (c.resolves_names || c.runs_bodies || nlearned > 0)
-        add_slot(&c, Generations::slot_of(InvalidOid, GenerationKind::Roles, 0));
+        add_slot(&c, roles_slot());
     // On a standby: whether the replayed records covered every commit since
     // the result was computed.
     if (RecoveryInProgress()) add_slot(&c, standby_replay_slot());

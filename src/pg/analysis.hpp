@@ -4,6 +4,7 @@
 
 #include "pg_memo.hpp"
 #include "compat.hpp"
+#include "generations.hpp"
 
 namespace pgmemo {
 

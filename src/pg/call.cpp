@@ -20,6 +20,7 @@ extern "C" {
 #include "compat.hpp"
 #include "hash.hpp"
 #include "key.hpp"
+#include "settings.hpp"
 
 namespace pgmemo {
 

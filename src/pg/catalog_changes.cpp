@@ -60,9 +60,11 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
-#include "invalidation.hpp"
+#include "write_set.hpp"
 #include "two_phase.hpp"
 #include "watch.hpp"
+#include "shared_state.hpp"
+#include "counter_slots.hpp"
 
 namespace pgmemo {
 
@@ -114,11 +116,6 @@ void mark_relation(Oid relid) {
     mark(relation_slot(relid));
     mark(definition_slot(relid));
 }
-
-uint32_t namespace_slot(Oid nspid) { return Generations::slot_of(MyDatabaseId, GenerationKind::Namespace, nspid); }
-uint32_t routines_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0); }
-uint32_t names_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0); }
-uint32_t roles_slot() { return Generations::slot_of(InvalidOid, GenerationKind::Roles, 0); }
 
 // A relation's row type, or an array type: it comes and goes with its owner.
 bool is_implicit_type(Oid type) {

@@ -1,22 +1,17 @@
-// Keeping entries by deltas: which queries qualify, and carrying an entry
-// past the rows committed since its stamp (docs/consistency.md, "Deltas").
+// Keeping entries by deltas: a result settled exact at its stamp, and an
+// entry carried past the rows committed since then (docs/consistency.md,
+// "Deltas"). Which queries qualify: delta_qualify.hpp.
 #pragma once
 
-#include "compute.hpp"
-#include "memoize.hpp"
+#include "copy_out_sink.hpp"
+#include "prepared_query.hpp"
+#include "results.hpp"
 
 extern "C" {
 #include "utils/snapshot.h"
 }
 
 namespace pgmemo {
-
-// The table whose deltas can keep an entry of this query, or InvalidOid:
-// a selection over one plain table watched with deltas (a WHERE of
-// immutable expressions and parameters, any projection; for a list, ORDER
-// BY ... LIMIT ... OFFSET; for a count, also UNION ALL of such selections
-// of the same table). query is the analyzed statement (a count's wrapper).
-Oid delta_relation(Query *query, Kind kind);
 
 // After the computation, with the snapshot it ran with: marks the entry as
 // kept by deltas (kDeltaStamp) when its stamp provably matches what the

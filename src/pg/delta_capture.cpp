@@ -35,7 +35,10 @@ PG_FUNCTION_INFO_V1(pg_memo_delta_trigger);
 Datum pg_memo_delta_trigger(PG_FUNCTION_ARGS);
 }
 
-#include "invalidation.hpp"
+#include "write_set.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
+#include "counter_slots.hpp"
 
 namespace pgmemo {
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "pg_memo.hpp"
+#include "generations.hpp"
 
 extern "C" {
 #include "commands/trigger.h"

@@ -29,7 +29,13 @@
 //     a backend leading a flight never waits on another one; a computation
 //     that re-enters its own key gets an error.
 #include "delta_apply.hpp"
-#include "memoize.hpp"
+#include "flights.hpp"
+#include "catalog_changes.hpp"
+#include "compute.hpp"
+#include "copy_out_sink.hpp"
+#include "privileges.hpp"
+#include "query_errors.hpp"
+#include "write_set.hpp"
 #include "older_answers.hpp"
 #include "compat.hpp"
 
@@ -45,6 +51,8 @@ extern "C" {
 #include <cstring>
 
 #include "flight.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
 
 namespace pgmemo {
 

@@ -1,4 +1,5 @@
-// Write tracking: what the current transaction wrote, bumped at commit.
+// The transaction's events: what it wrote (write_set.hpp) announced at
+// pre-commit, bumped once its commit is visible, forgotten at its end.
 //
 // The protocol is docs/consistency.md, "Writers". In short:
 //   - A BEFORE ... FOR EACH STATEMENT trigger on every watched table marks the
@@ -41,27 +42,18 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 
 #include "catalog_changes.hpp"
 #include "delta_capture.hpp"
-#include "memoize.hpp"
+#include "flights.hpp"
 #include "compat.hpp"
 #include "two_phase.hpp"
 #include "wal_records.hpp"
+#include "shared_state.hpp"
+#include "counter_slots.hpp"
+#include "write_set.hpp"
 
 namespace pgmemo {
 
 namespace {
 
-// Counters this transaction wrote. Lives in TopMemoryContext so that the
-// commit's bump can read it without allocating.
-uint32_t *written_slots = nullptr;
-uint32_t written_count = 0;
-uint32_t written_capacity = 0;
-uint64_t written_filter = 0;
-// The counters marked by anything but a watched table's trigger: bumped
-// without a delta record.
-uint32_t *coarse_slots = nullptr;
-uint32_t coarse_count = 0;
-uint32_t coarse_capacity = 0;
-uint64_t coarse_filter = 0;
 bool purge_after_commit = false;  // it dropped relations: free their entries
 uint32_t pending_count = 0;       // written_slots[0..n) whose commit is announced
 bool commit_to_publish = false;   // committed; bumped once its invalidations are out
@@ -77,14 +69,15 @@ bool announced_in_wal = false;
 // (see Generations): until the bump, no entry depending on them is current.
 void begin_commit() {
     Shared &sh = shared_state();
-    for (uint32_t i = pending_count; i < written_count; i++) sh.gens.begin_commit(written_slots[i]);
-    pending_count = written_count;
+    SlotSetView written = own_writes();
+    for (uint32_t i = pending_count; i < written.count; i++) sh.gens.begin_commit(written.slots[i]);
+    pending_count = written.count;
     // Before the commit record: a standby announces them before it makes
     // the rows visible. A transaction without an id has no commit record;
     // its counters go to WAL with the bump.
     TransactionId xid = GetTopTransactionIdIfAny();
     if (!announced_in_wal && TransactionIdIsValid(xid) && writing_wal_records()) {
-        log_commit_begin(xid, written_slots, written_count);
+        log_commit_begin(xid, written.slots, written.count);
         announced_in_wal = true;
     }
 }
@@ -93,16 +86,14 @@ void begin_commit() {
 void end_commit() {
     if (pending_count == 0) return;
     Shared &sh = shared_state();
-    for (uint32_t i = 0; i < pending_count; i++) sh.gens.end_commit(written_slots[i]);
+    SlotSetView written = own_writes();
+    for (uint32_t i = 0; i < pending_count; i++) sh.gens.end_commit(written.slots[i]);
     pending_count = 0;
 }
 
 void forget_transaction() {
     announced_in_wal = false;
-    written_count = 0;
-    written_filter = 0;
-    coarse_count = 0;
-    coarse_filter = 0;
+    forget_writes();
     forget_row_writes();
     purge_after_commit = false;
     forget_catalog_changes();
@@ -129,14 +120,15 @@ void mark_subscription_relations() {
 // Bumps the marked counters and withdraws their announcement. Must not
 // fail: atomics only.
 void publish_commit() {
-    if (written_count > 0) {
+    SlotSetView written = own_writes();
+    if (written.count > 0) {
         Shared &sh = shared_state();
-        for (uint32_t i = 0; i < written_count; i++)
-            if (!bump_with_delta_record(written_slots[i], commit_began_at))
-                sh.gens.bump(written_slots[i], commit_began_at);
+        for (uint32_t i = 0; i < written.count; i++)
+            if (!bump_with_delta_record(written.slots[i], commit_began_at))
+                sh.gens.bump(written.slots[i], commit_began_at);
         // Bumped on a standby by its replay of the commit record, after
         // the BEGIN; without one (no transaction id), by a record of its own.
-        if (!announced_in_wal && writing_wal_records()) log_bump(written_slots, written_count);
+        if (!announced_in_wal && writing_wal_records()) log_bump(written.slots, written.count);
         end_commit();
         // A dropped table's entries can never be hit again: give
         // their memory back now rather than when eviction finds them.
@@ -153,8 +145,8 @@ void memo_xact_callback(XactEvent event, void *) {
             mark_subscription_relations();
             // The records are filled before the commit is announced: the
             // commit then only bumps and links them.
-            reserve_delta_records(SlotSetView{coarse_slots, coarse_count, coarse_filter});
-            if (written_count > 0) begin_commit();
+            reserve_delta_records(coarse_writes());
+            if (own_writes().count > 0) begin_commit();
             break;
         case XACT_EVENT_PRE_PREPARE:
             // Never refused: the marks wait in a state file for COMMIT
@@ -163,13 +155,14 @@ void memo_xact_callback(XactEvent event, void *) {
             // entries stay valid. Captured rows are not kept: the bump
             // will be a plain one.
             mark_catalog_changes();
-            save_prepared_marks(GetTopTransactionIdIfAny(), written_slots, written_count);
+            save_prepared_marks(GetTopTransactionIdIfAny(), own_writes().slots, own_writes().count);
             // An apply worker's (a two-phase subscription): no file, but a
             // record, so that standbys announce its tables before they
             // replay its COMMIT PREPARED (wal_records.hpp).
             if (MyLogicalRepWorker && writing_wal_records()) {
                 mark_subscription_relations();
-                if (written_count > 0) log_prepared(GetTopTransactionIdIfAny(), written_slots, written_count);
+                if (own_writes().count > 0)
+                    log_prepared(GetTopTransactionIdIfAny(), own_writes().slots, own_writes().count);
             }
             break;
         case XACT_EVENT_COMMIT:
@@ -195,43 +188,17 @@ void memo_xact_callback(XactEvent event, void *) {
 
 }  // namespace
 
-uint32_t relation_slot(Oid relid) {
-    return Generations::slot_of(MyDatabaseId, GenerationKind::Relation, relid);
-}
-
-uint32_t definition_slot(Oid relid) {
-    return Generations::slot_of(MyDatabaseId, GenerationKind::Definition, relid);
-}
-
-SlotSetView own_writes() { return SlotSetView{written_slots, written_count, written_filter}; }
-
 namespace {
 
-void add_to_written_set(uint32_t slot) {
-    if (own_writes().contains(slot)) return;
-    append_kept(&written_slots, &written_count, &written_capacity, slot);
-    written_filter |= SlotSetView::filter_bit(slot);
+// The watched table's statement trigger: its counter, and the start of the
+// statement whose rows may be captured (delta_capture.hpp).
+void note_rows_written(Oid relid, TriggerEvent event) {
+    uint32_t slot = relation_slot(relid);
+    mark_rows_written(slot);
+    note_statement_start(relid, slot, event);
 }
 
 }  // namespace
-
-void mark_written(uint32_t slot) {
-    add_to_written_set(slot);
-    if (SlotSetView{coarse_slots, coarse_count, coarse_filter}.contains(slot)) return;
-    append_kept(&coarse_slots, &coarse_count, &coarse_capacity, slot);
-    coarse_filter |= SlotSetView::filter_bit(slot);
-}
-
-void mark_relation_changed(Oid relid) {
-    mark_written(relation_slot(relid));
-    mark_written(definition_slot(relid));
-}
-
-void mark_rows_written(Oid relid, TriggerEvent event) {
-    uint32_t slot = relation_slot(relid);
-    add_to_written_set(slot);
-    note_statement_start(relid, slot, event);
-}
 
 // The lock phase of a top-level commit's resource release comes after
 // AtEOXact_Inval has sent the commit's invalidations: publish it there.
@@ -256,7 +223,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS) {
                         errmsg("memo.invalidation_trigger() must be called as a trigger")));
     TriggerData *trigdata = reinterpret_cast<TriggerData *>(fcinfo->context);
     pgmemo::shared_state();  // fail here, where aborting is still clean
-    pgmemo::mark_rows_written(RelationGetRelid(trigdata->tg_relation), trigdata->tg_event);
+    pgmemo::note_rows_written(RelationGetRelid(trigdata->tg_relation), trigdata->tg_event);
     // A statement trigger: the result is ignored.
     return PointerGetDatum(nullptr);
 }

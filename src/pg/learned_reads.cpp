@@ -16,6 +16,8 @@
 // only after it. The computation that finds one stores nothing; the next
 // analysis of the statement adds them like relations the text names.
 #include "learned_reads.hpp"
+#include "shared_state.hpp"
+#include "counter_slots.hpp"
 
 extern "C" {
 #include "access/parallel.h"
@@ -111,9 +113,6 @@ struct Learned {
 
 Learned learned[kLearnedStatements];
 uint64_t uses = 0;
-
-uint32_t routines_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Routines, 0); }
-uint32_t names_slot() { return Generations::slot_of(MyDatabaseId, GenerationKind::Names, 0); }
 
 void release(Learned &l) {
     if (l.used) MemoryContextDelete(l.context);

@@ -5,7 +5,13 @@
 // out, re-check privileges, hand the rows over. Nothing is parsed, planned
 // or locked. A miss goes to a flight (flights.cpp) or straight to the miss
 // path (compute.cpp).
-#include "memoize.hpp"
+#include "flights.hpp"
+#include "catalog_changes.hpp"
+#include "compute.hpp"
+#include "copy_out_sink.hpp"
+#include "privileges.hpp"
+#include "query_errors.hpp"
+#include "write_set.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -30,6 +36,8 @@ Datum pg_memo_count(PG_FUNCTION_ARGS);
 #include "older_answers.hpp"
 #include "wal_records.hpp"
 #include "result_format.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
 
 namespace pgmemo {
 

@@ -3,7 +3,11 @@
 
 #include "invalidation.hpp"
 #include "learned_reads.hpp"
+#include "two_phase.hpp"
 #include "wal_records.hpp"
+#include "warm_restart.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -19,9 +23,17 @@ void _PG_init(void) {
         return;
     }
     pgmemo::define_settings();
+    // shmem_request_hook and shmem_startup_hook: one region, the core's
+    // structures first, then these parts, in this order (warm restart
+    // last: it restores into the rest).
     pgmemo::register_shared_memory_hooks();
+    pgmemo::add_shared_region_part({pgmemo::standby_replay_shared_size, pgmemo::standby_replay_attach});
+    pgmemo::add_shared_region_part({pgmemo::learned_reads_shared_size, pgmemo::learned_reads_attach});
+    pgmemo::add_shared_region_part({pgmemo::warm_restart_shared_size, pgmemo::warm_restart_attach});
     pgmemo::register_invalidation_callbacks();
-    pgmemo::register_wal_records();
+    // The custom resource manager (standby records); the prepared
+    // transactions a promoted or restored server inherits.
+    pgmemo::register_wal_records(pgmemo::note_inherited_prepared_transactions);
     // ExecutorCheckPerms_hook: what the statements a miss's functions run
     // read (learned_reads.hpp).
     pgmemo::register_read_observer();

@@ -2,6 +2,11 @@
 // of an exact result (older_answers.hpp; docs/consistency.md, "Opting out
 // of exactness").
 #include "older_answers.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
+#include "privileges.hpp"
+#include "query_errors.hpp"
+#include "write_set.hpp"
 
 extern "C" {
 #include "access/xact.h"

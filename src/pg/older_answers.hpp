@@ -9,7 +9,9 @@
 // become visible (StaleInfo in src/core/store.hpp).
 #pragma once
 
-#include "memoize.hpp"
+#include "call.hpp"
+#include "copy_out_sink.hpp"
+#include "results.hpp"
 
 namespace pgmemo {
 

@@ -28,8 +28,6 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
-#include "settings.hpp"
-#include "shared_state.hpp"
 
 namespace pgmemo {
 

@@ -1,5 +1,7 @@
 // pg_memo's settings (GUCs).
 #include "pg_memo.hpp"
+#include "settings.hpp"
+#include "flight.hpp"
 
 extern "C" {
 #include "utils/guc.h"

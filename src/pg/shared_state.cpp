@@ -1,9 +1,8 @@
 // The shared state: one region, "pg_memo", laid out as
 //   [Generations counters][StatsTable slots][FlightTable slots]
 //   [Store: header, buckets, arena][DeltaLog: chain heads, ring]
-//   [standby replay state (src/pg/wal_records.hpp)]
-//   [each backend's flags for its parallel workers (src/pg/learned_reads.hpp)]
-//   [warm restart's status (src/pg/warm_restart.hpp)]
+//   [the parts other subsystems own, in the order _PG_init adds them
+//    (module.cpp): add_shared_region_part()]
 // plus the named LWLock tranche "pg_memo":
 //   locks[0 .. kPartitions-1]  index partitions (see src/core/store.hpp)
 //   locks[kPartitions]         the arena allocator
@@ -14,9 +13,8 @@
 // docs/architecture.md.
 #include "pg_memo.hpp"
 #include "call.hpp"
-#include "learned_reads.hpp"
-#include "wal_records.hpp"
-#include "warm_restart.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
 
 extern "C" {
 #include "miscadmin.h"
@@ -69,20 +67,39 @@ StoreConfig store_config() {
     return StoreConfig{arena, nbuckets, kPartitions};
 }
 
-size_t region_size() {
-    size_t size = Generations::shared_size();
-    size = add_size(size, StatsTable::shared_size(guc_max_cache_names));
-    size = add_size(size, FlightTable::shared_size(guc_max_flights));
-    size = add_size(size, Store::shared_size(store_config()));
-    size = add_size(size, DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024));
-    size = add_size(size, standby_replay_shared_size());
-    size = add_size(size, learned_reads_shared_size());
-    return add_size(size, warm_restart_shared_size());
+// Where each structure starts in the region (offsets): computed one way
+// for the request and the creation.
+struct Layout {
+    size_t gens, stats, flights, store, deltas, parts, total;
+};
+
+constexpr int kMaxRegionParts = 8;
+SharedRegionPart region_parts[kMaxRegionParts];
+int nregion_parts = 0;
+CoreRegions core_memory{};
+
+Layout region_layout() {
+    Layout l;
+    size_t at = 0;
+    auto place = [&at](size_t size) {
+        size_t start = at;
+        at = add_size(at, size);
+        return start;
+    };
+    l.gens = place(Generations::shared_size());
+    l.stats = place(StatsTable::shared_size(guc_max_cache_names));
+    l.flights = place(FlightTable::shared_size(guc_max_flights));
+    l.store = place(Store::shared_size(store_config()));
+    l.deltas = place(DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024));
+    l.parts = at;
+    for (int i = 0; i < nregion_parts; i++) place(region_parts[i].size());
+    l.total = at;
+    return l;
 }
 
 void memo_shmem_request() {
     if (prev_shmem_request_hook) prev_shmem_request_hook();
-    RequestAddinShmemSpace(region_size());
+    RequestAddinShmemSpace(region_layout().total);
     RequestNamedLWLockTranche(kTrancheName, kLockCount);
 }
 
@@ -91,16 +108,14 @@ void memo_shmem_startup() {
 
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
     bool found;
-    char *region = static_cast<char *>(ShmemInitStruct("pg_memo", region_size(), &found));
-    char *gens_mem = region;
-    char *stats_mem = gens_mem + Generations::shared_size();
-    char *flights_mem = stats_mem + StatsTable::shared_size(guc_max_cache_names);
-    char *store_mem = flights_mem + FlightTable::shared_size(guc_max_flights);
+    Layout l = region_layout();
+    char *region = static_cast<char *>(ShmemInitStruct("pg_memo", l.total, &found));
+    char *gens_mem = region + l.gens;
+    char *stats_mem = region + l.stats;
+    char *flights_mem = region + l.flights;
+    char *store_mem = region + l.store;
+    char *deltas_mem = region + l.deltas;
     StoreConfig cfg = store_config();
-    char *deltas_mem = store_mem + Store::shared_size(cfg);
-    char *replay_mem = deltas_mem + DeltaLog::shared_size(uint64_t(guc_delta_log_size_kb) * 1024);
-    char *learned_mem = replay_mem + standby_replay_shared_size();
-    char *warm_restart_mem = learned_mem + learned_reads_shared_size();
 
     if (!found) {
         Generations::initialize(gens_mem);
@@ -118,18 +133,20 @@ void memo_shmem_startup() {
     store_locks.attach(GetNamedLWLockTranche(kTrancheName));
     attached = new (shared_storage)
         Shared{Generations::attach(gens_mem), StatsTable::attach(stats_mem, guc_max_cache_names),
-               Store(store_mem, Generations::attach(gens_mem),
-                     StatsTable::attach(stats_mem, guc_max_cache_names), &store_locks),
+               Store(store_mem, Generations::attach(gens_mem), StatsTable::attach(stats_mem, guc_max_cache_names),
+                     &store_locks),
                FlightTable::attach(flights_mem, guc_max_flights), DeltaLog::attach(deltas_mem)};
-    standby_replay_attach(replay_mem, !found);
-    learned_reads_attach(learned_mem, !found);
+    core_memory = CoreRegions{gens_mem, stats_mem, uint32_t(guc_max_cache_names), store_mem};
     LWLockRelease(AddinShmemInitLock);
 
-    // In the postmaster, before any other process exists: restores the
-    // cache saved at the last clean shutdown, and registers its save.
-    warm_restart_startup(WarmRestartRegion{gens_mem, stats_mem, uint32_t(guc_max_cache_names), store_mem,
-                                           warm_restart_mem},
-                         !found);
+    // In the order they were added: warm restart last (module.cpp), as in
+    // the postmaster it restores the cache saved at the last clean shutdown
+    // into what the parts before it set up.
+    char *part = region + l.parts;
+    for (int i = 0; i < nregion_parts; i++) {
+        region_parts[i].attach(part, !found);
+        part += region_parts[i].size();
+    }
 }
 
 // Per-backend memo of stats slots: names are looked up in shared memory once.
@@ -184,6 +201,13 @@ void forget_database(Oid dbid) {
         ereport(LOG, (errmsg("pg_memo: freed %llu cached entries and %u statistics rows of dropped database %u",
                              static_cast<unsigned long long>(entries), rows, dbid)));
 }
+
+void add_shared_region_part(const SharedRegionPart &part) {
+    if (nregion_parts == kMaxRegionParts) elog(ERROR, "pg_memo: too many shared region parts");
+    region_parts[nregion_parts++] = part;
+}
+
+CoreRegions core_regions() { return core_memory; }
 
 void register_shared_memory_hooks() {
     prev_shmem_request_hook = shmem_request_hook;

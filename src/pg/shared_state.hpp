@@ -42,4 +42,25 @@ void forget_database(Oid dbid);
 // from _PG_init.
 void register_shared_memory_hooks();
 
+// A part of pg_memo's region that another subsystem owns, laid out after
+// the core's structures in the order the parts were added (in _PG_init,
+// before the region is requested): its size, read when the region is
+// requested and again when it is created, and its attachment once the
+// region exists (initialize: the region is new; the postmaster, before any
+// other process). Keeps this file free of the subsystems it serves.
+struct SharedRegionPart {
+    size_t (*size)();
+    void (*attach)(char *mem, bool initialize);
+};
+void add_shared_region_part(const SharedRegionPart &part);
+
+// The core's structures' memory, raw (warm restart saves and restores it).
+struct CoreRegions {
+    char *generations;
+    char *stats;
+    uint32_t stats_slots;
+    char *store;
+};
+CoreRegions core_regions();
+
 }  // namespace pgmemo

@@ -32,9 +32,11 @@ extern "C" {
 
 #include "hash.hpp"
 #include "compat.hpp"
-#include "invalidation.hpp"
+#include "write_set.hpp"
 #include "prepared_marks.hpp"
 #include "wal_records.hpp"
+#include "shared_state.hpp"
+#include "counter_slots.hpp"
 
 namespace pgmemo {
 
@@ -153,10 +155,12 @@ Found load(const char *path, const char *gid, PreparedMarks *marks) {
         ereport(ERROR, (errcode_for_file_access(), errmsg("pg_memo could not stat file \"%s\": %m", path)));
     size_t len = size_t(st.st_size);
     auto *data = static_cast<unsigned char *>(palloc(len ? len : 1));
+    auto *slots = static_cast<uint32_t *>(palloc(sizeof(uint32_t) * (len / sizeof(uint32_t) + 1)));
     bool read_ok = read(fd, data, len) == ssize_t(len);
     CloseTransientFile(fd);
-    if (!read_ok || !decode_prepared_marks(data, len, marks)) return Found::Damaged;
-    if (marks->dbid != MyDatabaseId || marks->gid != gid) return Found::None;
+    if (!read_ok || !decode_prepared_marks(data, len, marks, slots)) return Found::Damaged;
+    if (marks->dbid != MyDatabaseId || marks->gid_len != strlen(gid) || memcmp(marks->gid, gid, marks->gid_len) != 0)
+        return Found::None;
     return TransactionIdIsInProgress(marks->xid) ? Found::Marks : Found::Leftover;
 }
 
@@ -182,12 +186,16 @@ void save_prepared_marks(TransactionId xid, const uint32_t *slots, uint32_t nslo
     marks.xid = xid;
     marks.dbid = MyDatabaseId;
     marks.gid = prepare_gid;
-    marks.slots.assign(slots, slots + nslots);
-    std::vector<unsigned char> bytes = encode_prepared_marks(marks);
+    marks.gid_len = uint32_t(strlen(prepare_gid));
+    marks.slots = slots;
+    marks.nslots = nslots;
+    size_t len = encoded_prepared_marks_size(marks);
+    auto *bytes = static_cast<unsigned char *>(palloc(len));
+    encode_prepared_marks(marks, bytes);
 
     char path[MAXPGPATH];
     file_path(MyDatabaseId, prepare_gid, path);
-    write_durably(path, bytes.data(), bytes.size());
+    write_durably(path, bytes, len);
     strlcpy(saved_path, path, sizeof saved_path);
     saved_file = true;
 }
@@ -236,7 +244,8 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
         if (found != Found::Marks && subscription_prepared(stmt.gid, &subscription_slots, &nsubscription)) {
             every_counter = nsubscription == 0;
             marks.xid = prepared_xid(stmt.gid);
-            marks.slots.assign(subscription_slots, subscription_slots + nsubscription);
+            marks.slots = subscription_slots;
+            marks.nslots = nsubscription;
             found = Found::Marks;
         } else if (found != Found::Marks && inherited_prepared_transaction(stmt.gid, &xid)) {
             // Prepared before a promotion or a restore: its file, if it had
@@ -251,15 +260,17 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
         return;
     }
     if (every_counter) {
-        marks.slots.resize(Generations::kSlots);
-        for (uint32_t s = 0; s < Generations::kSlots; s++) marks.slots[s] = s;
+        auto *every = static_cast<uint32_t *>(palloc(sizeof(uint32_t) * Generations::kSlots));
+        for (uint32_t s = 0; s < Generations::kSlots; s++) every[s] = s;
+        marks.slots = every;
+        marks.nslots = Generations::kSlots;
     }
 
     // As a commit's pre-commit would: announced before the commit can be
     // visible (and, for standbys, BEGIN before its commit record).
     Shared &sh = shared_state();
-    const uint32_t *slots = marks.slots.data();
-    uint32_t nslots = uint32_t(marks.slots.size());
+    const uint32_t *slots = marks.slots;
+    uint32_t nslots = marks.nslots;
     TimestampTz began_at = GetCurrentTimestamp();
     for (uint32_t i = 0; i < nslots; i++) sh.gens.begin_commit(slots[i]);
     // (A damaged file's has no id: the standby's announcement then lasts

@@ -1,7 +1,9 @@
 // The monitoring views' functions: memo.stats(), memo.flights(),
 // memo.info(), under 1.0's symbols and 1.1's versioned ones.
-#include "memoize.hpp"
+#include "call.hpp"
 #include "warm_restart.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
 
 #include <initializer_list>
 

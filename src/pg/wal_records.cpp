@@ -8,7 +8,9 @@
 // Generations). The primary's `state_logged_at` is claimed by compare and
 // swap, so at most one backend writes each STATE record.
 #include "wal_records.hpp"
-#include "two_phase.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
+#include "counter_slots.hpp"
 
 extern "C" {
 #include "access/rmgr.h"
@@ -95,6 +97,9 @@ TransactionId serving_horizon = InvalidTransactionId;
 void (*xact_redo_of_postgres)(XLogReaderState *) = nullptr;
 void (*xlog_redo_of_postgres)(XLogReaderState *) = nullptr;
 void (*dbase_redo_of_postgres)(XLogReaderState *) = nullptr;
+// Told when an archive recovery ends (two_phase.hpp: the prepared
+// transactions this server inherited).
+void (*after_archive_recovery)() = nullptr;
 
 void finish(uint32_t i, bool committed, TimestampTz at) {
     Shared &sh = shared_state();
@@ -312,7 +317,7 @@ void memo_startup() {
 // End of recovery (promotion, or the end of crash recovery): this server
 // is a primary from here, and every commit it sees is its own.
 void memo_cleanup() {
-    if (ArchiveRecoveryRequested) note_inherited_prepared_transactions();
+    if (ArchiveRecoveryRequested && after_archive_recovery) after_archive_recovery();
     TimestampTz now = GetCurrentTimestamp();
     while (npending > 0) finish(0, TransactionIdDidCommit(pending[0].xid), now);
     // A primary now: its own apply workers mark what they commit.
@@ -345,16 +350,17 @@ RmgrData memo_rmgr = {"pg_memo", memo_redo, memo_desc, memo_identify, memo_start
 
 }  // namespace
 
-void register_wal_records() { RegisterCustomRmgr(kMemoRmgrId, &memo_rmgr); }
+void register_wal_records(void (*archive_recovery_ended)()) {
+    after_archive_recovery = archive_recovery_ended;
+    RegisterCustomRmgr(kMemoRmgrId, &memo_rmgr);
+}
 
 size_t standby_replay_shared_size() { return sizeof(ReplayShared); }
 
-void standby_replay_attach(void *mem, bool created) {
-    replay = static_cast<ReplayShared *>(mem);
+void standby_replay_attach(char *mem, bool created) {
+    replay = reinterpret_cast<ReplayShared *>(mem);
     if (created) new (mem) ReplayShared{{0}, {0}};
 }
-
-uint32_t standby_replay_slot() { return Generations::slot_of(InvalidOid, GenerationKind::StandbyReplay, 0); }
 
 bool writing_wal_records() { return guc_standby_records && XLogStandbyInfoActive() && !RecoveryInProgress(); }
 

@@ -39,11 +39,13 @@
 namespace pgmemo {
 
 // Registers the resource manager; from _PG_init (shared_preload_libraries).
-void register_wal_records();
+// archive_recovery_ended: called at the end of an archive recovery (a
+// promotion, a restore), in the startup process.
+void register_wal_records(void (*archive_recovery_ended)());
 
 // The replay state's shared memory, laid out by shared_state.cpp.
 size_t standby_replay_shared_size();
-void standby_replay_attach(void *mem, bool created);
+void standby_replay_attach(char *mem, bool created);
 
 // Whether this server writes the records (pg_memo.standby_records, and a
 // WAL level that keeps standby information).
@@ -53,8 +55,6 @@ bool writing_wal_records();
 // records of a primary that writes them all.
 bool standby_serves();
 
-// The counter every entry computed on a standby depends on.
-uint32_t standby_replay_slot();
 
 // A committing transaction with an id: its marked counters, before its
 // commit record.

@@ -95,6 +95,8 @@ extern "C" {
 
 #include "hash.hpp"
 #include "saved_cache.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
 
 namespace pgmemo {
 
@@ -477,6 +479,11 @@ void warm_restart_startup(const WarmRestartRegion &region, bool created) {
     postmaster_environment = environment_identity();
     restore_at_startup(region);
     on_shmem_exit(save_at_exit, (Datum)0);
+}
+
+void warm_restart_attach(char *mem, bool created) {
+    CoreRegions core = core_regions();
+    warm_restart_startup(WarmRestartRegion{core.generations, core.stats, core.stats_slots, core.store, mem}, created);
 }
 
 void warm_restart_status(TimestampTz *restored_at, int64 *restored_entries) {

@@ -28,6 +28,10 @@ size_t warm_restart_shared_size();
 // arranges for the cache to be saved when the postmaster exits.
 void warm_restart_startup(const WarmRestartRegion &region, bool created);
 
+// Its part of the shared region (shared_state.hpp): warm_restart_startup
+// over the core's structures and warm_restart_shared_size() bytes at mem.
+void warm_restart_attach(char *mem, bool created);
+
 // When this start restored the saved cache, and how many results it
 // restored; 0 and 0 when nothing was restored.
 void warm_restart_status(TimestampTz *restored_at, int64 *restored_entries);

@@ -44,7 +44,7 @@ error_unchecked|older answers|tap test/t/008_adversarial.pl|a remembered error r
 stale_unbounded|older answers|tap test/t/012_resilience.pl|an older answer served past pg_memo.max_staleness ("pg_memo.max_staleness: serve while one caller recomputes")
 restore_moved|warm restart|tap test/t/011_warm_restart.pl|a saved cache restored after the server ran past the shutdown it was saved at ("Warm restart")
 commit_prepared_silent|two-phase commit|tap test/t/014_two_phase.pl|COMMIT PREPARED bumps no counter ("Two-phase commit")
-replay_no_bump|standby records|tap test/t/013_hot_standby.pl|a standby'"'"'s replay of a commit bumps no counter ("Hot standby")
+replay_no_bump|standby records|tap test/t/013_standby_records.pl|a standby'"'"'s replay of a commit bumps no counter ("Hot standby")
 '
 field() { awk -F'|' -v n="$2" -v f="$1" '$1 == n { print $f }' <<<"$MUTANT_TABLE"; }
 ALL=$(awk -F'|' 'NF > 1 { print $1 }' <<<"$MUTANT_TABLE" | xargs)
@@ -62,7 +62,7 @@ mutate() {  # file, perl expression
 none() { :; }
 snapshot_first() {
   mutate "$1/src/pg/compute.cpp" \
-    's/(\n\s*read_generations\(analysis\);)(.*?int rc = execute_observed\(q, snapshot, &receiver->pub, &reads\);)/$2$1/s'
+    's/(\n\s*read_generations\(analysis\);)(.*?int rc = execute_observed\(q, snapshot, receiver_dest\(receiver\), &reads\);)/$2$1/s'
 }
 caller_snapshot() {
   mutate "$1/src/pg/compute.cpp" 's/options\.read_only = snapshot != InvalidSnapshot;/options.read_only = true;/' &&
@@ -70,7 +70,7 @@ caller_snapshot() {
 }
 bump_at_precommit() {
   mutate "$1/src/pg/invalidation.cpp" \
-    's/(if \(written_count > 0\) begin_commit\(\);\n)(\s*)break;/$1$2publish_commit();\n$2break;/'
+    's/(if \(own_writes\(\)\.count > 0\) begin_commit\(\);\n)(\s*)break;/$1$2publish_commit();\n$2break;/'
 }
 waiter_no_recheck() {
   mutate "$1/src/core/store.cpp" \
@@ -152,9 +152,17 @@ if [ "$CHECK_ONLY" -eq 1 ]; then
   exit
 fi
 
-# Every mutation applies before anything is built.
+# Every mutation applies, and every test it is judged by exists, before
+# anything is built.
 for m in ${MUTANTS:-$ALL}; do
   [ -n "$(field 1 "$m")" ] || { echo "unknown mutant $m (known: $ALL)" >&2; exit 1; }
+  read -r kind suite _ <<<"$(field 3 "$m")"
+  case "$kind" in
+    checker) ;;
+    tap) [ -f "$SRC/$suite" ] || { echo "FAIL: mutant $m: no TAP file $suite" >&2; exit 1; } ;;
+    regress) [ -f "$SRC/test/sql/$suite.sql" ] || { echo "FAIL: mutant $m: no pg_regress suite $suite" >&2; exit 1; } ;;
+    *) echo "FAIL: mutant $m: unknown kind of test $kind" >&2; exit 1 ;;
+  esac
   tree="$WORK/probe" touched=()
   copy_sources "$tree"
   "$m" "$tree" || exit 1
@@ -211,6 +219,16 @@ run_test() {  # tree, name, test...
         head -3 | sed 's/^/  /' || true
       [ -f "$tree/regression.diffs" ] && head -12 "$tree/regression.diffs" | sed 's/^/  /'
       grep -E '^(Result|Files=)|tests (passed|failed)' "$WORK/$name.out" | sed 's/^/  /' || true
+      # A suite that ran nothing, or failed without a failing assertion
+      # (a build or setup problem), judges nothing.
+      if [ "$kind" = tap ] && ! grep -qE '^Files=[1-9]' "$WORK/$name.out"; then
+        echo "  (the TAP file did not run)"; return 2
+      fi
+      if [ "$rc" -ne 0 ] && ! grep -qE '^not ok|FAILED|Failed [0-9]+/[0-9]+ subtests|[0-9]+ of [0-9]+ tests failed' \
+           "$WORK/$name.out"; then
+        echo "  (failed without a failing assertion)"; return 2
+      fi
+      [ "$rc" -eq 0 ] || rc=1
       ;;
   esac
   return "$rc"
@@ -229,7 +247,7 @@ while read -r test; do
   echo "=== none: $test"
   # shellcheck disable=SC2086
   if ! run_test "$tree" "none.$(tr ' /' '__' <<<"$test")" $test; then
-    echo "FAIL: the unmodified build fails $test"; verdict=1
+    echo "FAIL: the unmodified build does not pass $test"; verdict=1
   fi
 done < <(tests_of)
 
@@ -241,11 +259,13 @@ for m in ${MUTANTS:-$ALL}; do
   test=$(field 3 "$m")
   echo "=== $m ($(field 2 "$m")): $(field 4 "$m"); judged by $test"
   # shellcheck disable=SC2086
-  if run_test "$tree" "$m" $test; then
-    echo "FAIL: mutant $m was not caught by $test"; verdict=1
-  else
-    echo "caught"
-  fi
+  rc=0
+  run_test "$tree" "$m" $test || rc=$?
+  case $rc in
+    0) echo "FAIL: mutant $m was not caught by $test"; verdict=1 ;;
+    1) echo "caught" ;;
+    *) echo "FAIL: mutant $m: $test judged nothing"; verdict=1 ;;
+  esac
 done
 echo "built from ${REV:-the working tree}; outputs in $WORK"
 exit "$verdict"

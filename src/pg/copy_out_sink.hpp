@@ -1,13 +1,8 @@
-// What the memo functions and the flight protocol share: a call, its key,
-// the miss path, copying a hit out, and flights.
+// A hit's copy of an entry, out of shared memory into the caller's memory.
 #pragma once
 
-#include "call.hpp"
-#include "catalog_changes.hpp"
-#include "compute.hpp"
-#include "invalidation.hpp"
-#include "privileges.hpp"
-#include "result_format.hpp"
+#include "pg_memo.hpp"
+#include "store.hpp"
 
 namespace pgmemo {
 
@@ -56,20 +51,5 @@ public:
         return true;
     }
 };
-
-
-// The miss path with singleflight: lead or join the key's flight.
-Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_slot);
-
-// Recomputes the key as the leader of a new flight, if no flight is running
-// for it (true, *out the result); otherwise returns false at once, without
-// waiting: the caller serves an older answer (pg_memo.max_staleness).
-bool lead_refresh(const Call &call, const Encoded &key, uint32_t stats_slot, Result *out);
-
-// Whether this backend may use a flight now (not while leading one).
-bool flight_allowed(const Encoded &key);
-
-// Releases whatever flight this backend still takes part in (abort, exit).
-void flights_cleanup();
 
 }  // namespace pgmemo

@@ -1,0 +1,37 @@
+// The counters the current transaction wrote: marked as it writes, bumped
+// by its commit (invalidation.cpp, which owns the transaction's events) and
+// forgotten at its end. Readers use it too: an entry that depends on a
+// counter this transaction wrote is never served to it (its own writes are
+// in no entry).
+#pragma once
+
+#include "pg_memo.hpp"
+#include "generations.hpp"
+
+namespace pgmemo {
+
+// Every counter this transaction marked.
+SlotSetView own_writes();
+
+// Those marked by anything but a watched table's statement trigger (DDL,
+// memo.invalidate, a replication apply): their bumps carry no delta record.
+SlotSetView coarse_writes();
+
+// Marks a counter as written by this transaction: bumped at commit, and
+// this transaction bypasses entries that depend on it until then. Coarse.
+void mark_written(uint32_t slot);
+
+// A watched table's trigger fired: its rows are being written. Unlike
+// mark_written, this leaves the counter free to be bumped with a delta
+// record (delta_capture.hpp).
+void mark_rows_written(uint32_t slot);
+
+// A relation's definition changed (DDL, memo.invalidate): its Relation and
+// Definition counters are both marked, so no caller accepts an older answer
+// over it (pg_memo.max_staleness).
+void mark_relation_changed(Oid relid);
+
+// The transaction ended (committed and bumped, prepared, or aborted).
+void forget_writes();
+
+}  // namespace pgmemo
