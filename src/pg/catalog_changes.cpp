@@ -19,7 +19,7 @@
 //     relation whose definition, privileges, policies or triggers changed
 //     (relcache messages), and the routines or roles counter for changes to
 //     the catalogs a query's text resolves through outside its relations
-//     (catalog cache messages). Write tracking (invalidation.cpp) announces
+//     (catalog cache messages). The transaction-event hub (invalidation.cpp) announces
 //     and bumps these marks like row writes.
 #include "catalog_changes.hpp"
 
@@ -471,11 +471,9 @@ void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool rea
     utility_depth--;  // its last step commits next, and marks again (mark_catalog_changes)
 }
 
-void memo_subxact_callback(SubXactEvent event, SubTransactionId, SubTransactionId, void *) {
-    if (event == SUBXACT_EVENT_ABORT_SUB) collecting_schemas = false;  // an error during analysis
-}
-
 }  // namespace
+
+void catalog_changes_subtransaction_aborted() { collecting_schemas = false; }  // an error during analysis
 
 bool transaction_changed_catalogs() { return changed_catalogs_now; }
 
@@ -544,7 +542,6 @@ const Oid *explicit_namespaces(int *n) {
 }
 
 void register_catalog_hooks() {
-    RegisterSubXactCallback(memo_subxact_callback, nullptr);
     prev_process_utility_hook = ProcessUtility_hook;
     ProcessUtility_hook = memo_process_utility;
     prev_object_access_hook = object_access_hook;

@@ -15,7 +15,7 @@
 //   - no TRUNCATE, no statement past pg_memo.max_delta_rows, nothing captured
 //     in a subtransaction that rolled back;
 //   - nothing but row writes marked the table's counter (DDL, memo.invalidate,
-//     logical replication apply: invalidation.cpp's coarse set), and no other
+//     logical replication apply: write_set.hpp's coarse set), and no other
 //     table of the transaction shares the counter;
 //   - the record fits the log.
 // Otherwise the counter is bumped without a record, which every reader
@@ -111,14 +111,6 @@ List *copy_rows(Tuplestorestate *rows, TupleDesc desc, uint64 *bytes) {
     return out;
 }
 
-void memo_subxact_callback(SubXactEvent event, SubTransactionId subid, SubTransactionId, void *) {
-    if (event != SUBXACT_EVENT_ABORT_SUB) return;
-    // Subtransactions started inside this one have larger ids: a capture
-    // made since it began was made inside it, and its rows never happened.
-    for (uint32_t i = 0; i < ntables; i++)
-        if (tables[i].last_capture >= subid) drop_rows(&tables[i]);
-}
-
 bool slot_shared(const RowWrites &t) {
     for (uint32_t i = 0; i < ntables; i++)
         if (tables[i].relid != t.relid && tables[i].slot == t.slot) return true;
@@ -191,7 +183,12 @@ void forget_row_writes() {
     if (row_context) MemoryContextReset(row_context);
 }
 
-void register_delta_callbacks() { RegisterSubXactCallback(memo_subxact_callback, nullptr); }
+void forget_rows_captured_in(SubTransactionId subid) {
+    // Subtransactions started inside this one have larger ids: a capture
+    // made since it began was made inside it, and its rows never happened.
+    for (uint32_t i = 0; i < ntables; i++)
+        if (tables[i].last_capture >= subid) drop_rows(&tables[i]);
+}
 
 }  // namespace pgmemo
 

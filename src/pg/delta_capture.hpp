@@ -27,7 +27,8 @@ bool bump_with_delta_record(uint32_t slot, Micros visible_after);
 // The transaction ended: forget its rows.
 void forget_row_writes();
 
-// Registers the subtransaction callback; called from _PG_init.
-void register_delta_callbacks();
+// The subtransaction subid aborted (the transaction-event hub,
+// invalidation.cpp): the rows captured inside it never happened.
+void forget_rows_captured_in(SubTransactionId subid);
 
 }  // namespace pgmemo

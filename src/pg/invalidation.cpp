@@ -26,6 +26,29 @@
 //     record of them, so that readers can carry entries forward. Any mark
 //     but the trigger's (DDL, memo.invalidate, apply) is "coarse": its
 //     counter gets no record.
+//
+// The one hub of the transaction's events: pg_memo registers one
+// transaction callback, one subtransaction callback and one resource-release
+// callback, all here, and each calls the subsystems in this order:
+//   PRE_COMMIT    catalog changes marked (catalog_changes.hpp), an apply
+//                 worker's tables marked, delta records reserved
+//                 (delta_capture.hpp), the commit announced (WAL: BEGIN)
+//   PRE_PREPARE   catalog changes marked, the marks saved in the prepared
+//                 transaction's state file (two_phase.hpp); an apply
+//                 worker's PREPARED record
+//   COMMIT        the bump is due (below); the PREPARE's gid forgotten;
+//                 statements released (statement_cache.hpp)
+//   resource release, lock phase, top level, after a COMMIT: the bump
+//                 (with the delta records), the announcement withdrawn,
+//                 dropped tables' entries freed, the transaction forgotten
+//   PREPARE       the gid forgotten, the transaction forgotten, statements
+//                 released
+//   ABORT         the announcement withdrawn, the state file of a failed
+//                 PREPARE removed, the transaction forgotten, flights left
+//                 (flights.hpp), statements released
+//   ABORT_SUB     schema lookups stopped (catalog_changes.hpp), the rows
+//                 captured inside the subtransaction dropped
+//                 (delta_capture.hpp)
 #include "invalidation.hpp"
 
 extern "C" {
@@ -47,6 +70,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 #include "two_phase.hpp"
 #include "wal_records.hpp"
 #include "shared_state.hpp"
+#include "statement_cache.hpp"
 #include "counter_slots.hpp"
 #include "write_set.hpp"
 
@@ -169,10 +193,15 @@ void memo_xact_callback(XactEvent event, void *) {
             // Visible to new snapshots now; its invalidations go out next.
             commit_to_publish = true;
             forget_prepare_gid(true);  // a PREPARE outside a transaction block
+            release_statements_in_use();
+            break;
+        case XACT_EVENT_PARALLEL_COMMIT:
+            release_statements_in_use();
             break;
         case XACT_EVENT_PREPARE:
             forget_prepare_gid(true);
             forget_transaction();
+            release_statements_in_use();
             break;
         case XACT_EVENT_ABORT:
         case XACT_EVENT_PARALLEL_ABORT:
@@ -181,9 +210,17 @@ void memo_xact_callback(XactEvent event, void *) {
             forget_prepare_gid(false);
             forget_transaction();
             flights_cleanup();  // normally done already by the flight's own PG_CATCH
+            release_statements_in_use();
             break;
         default: break;
     }
+}
+
+// A subtransaction's abort: what was captured or looked up inside it is gone.
+void memo_subxact_callback(SubXactEvent event, SubTransactionId subid, SubTransactionId, void *) {
+    if (event != SUBXACT_EVENT_ABORT_SUB) return;
+    catalog_changes_subtransaction_aborted();
+    forget_rows_captured_in(subid);
 }
 
 }  // namespace
@@ -208,11 +245,10 @@ void memo_resource_release(ResourceReleasePhase phase, bool is_commit, bool is_t
     publish_commit();
 }
 
-void register_invalidation_callbacks() {
+void register_transaction_events() {
     RegisterXactCallback(memo_xact_callback, nullptr);
+    RegisterSubXactCallback(memo_subxact_callback, nullptr);
     RegisterResourceReleaseCallback(memo_resource_release, nullptr);
-    register_catalog_hooks();
-    register_delta_callbacks();
 }
 
 }  // namespace pgmemo

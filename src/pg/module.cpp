@@ -1,6 +1,7 @@
 // pg_memo's entry point: what loading the library installs.
 #include "pg_memo.hpp"
 
+#include "catalog_changes.hpp"
 #include "invalidation.hpp"
 #include "learned_reads.hpp"
 #include "two_phase.hpp"
@@ -16,6 +17,13 @@ PG_MODULE_MAGIC;
 void _PG_init(void);
 }
 
+// Every hook, callback and resource manager pg_memo installs is installed
+// here, in this order, and nowhere else but for two exit callbacks that
+// belong to one process: a backend's first flight registers a
+// before_shmem_exit callback that leaves it (flights.cpp), and the
+// postmaster's warm restart an on_shmem_exit callback that saves the cache
+// (warm_restart.cpp); callbacks registered here would be dropped in every
+// child anyway.
 void _PG_init(void) {
     if (!process_shared_preload_libraries_in_progress) {
         // Loaded by CREATE EXTENSION or a function call without preloading:
@@ -30,9 +38,16 @@ void _PG_init(void) {
     pgmemo::add_shared_region_part({pgmemo::standby_replay_shared_size, pgmemo::standby_replay_attach});
     pgmemo::add_shared_region_part({pgmemo::learned_reads_shared_size, pgmemo::learned_reads_attach});
     pgmemo::add_shared_region_part({pgmemo::warm_restart_shared_size, pgmemo::warm_restart_attach});
-    pgmemo::register_invalidation_callbacks();
-    // The custom resource manager (standby records); the prepared
-    // transactions a promoted or restored server inherits.
+    // RegisterXactCallback, RegisterSubXactCallback and
+    // RegisterResourceReleaseCallback: the one hub of the transaction's
+    // events, which calls each subsystem in a written order (invalidation.cpp).
+    pgmemo::register_transaction_events();
+    // ProcessUtility_hook and object_access_hook: DDL (catalog_changes.hpp).
+    pgmemo::register_catalog_hooks();
+    // RegisterCustomRmgr: the standby records (wal_records.hpp), which also
+    // wrap the redo of RM_XACT, RM_XLOG and RM_DBASE on a standby; told when
+    // an archive recovery ends, for the prepared transactions a promoted or
+    // restored server inherits (two_phase.hpp).
     pgmemo::register_wal_records(pgmemo::note_inherited_prepared_transactions);
     // ExecutorCheckPerms_hook: what the statements a miss's functions run
     // read (learned_reads.hpp).

@@ -33,7 +33,6 @@ struct Slot {
 
 Slot slots[kStatements];
 int next_victim = 0;
-bool callback_registered = false;
 bool any_in_use = false;  // some slot's in_use is set: clear them at the end
 
 void release(Slot &s) {
@@ -41,15 +40,6 @@ void release(Slot &s) {
     if (s.statement.plan) SPI_freeplan(s.statement.plan);
     MemoryContextDelete(s.context);
     s = Slot{};
-}
-
-void end_of_transaction(XactEvent event, void *) {
-    if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT && event != XACT_EVENT_PREPARE &&
-        event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
-        return;
-    if (!any_in_use) return;  // the transaction used no statement: most do not
-    for (Slot &s : slots) s.in_use = false;
-    any_in_use = false;
 }
 
 Slot *free_slot() {
@@ -81,6 +71,12 @@ PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now) 
     return nullptr;
 }
 
+void release_statements_in_use() {
+    if (!any_in_use) return;  // the transaction used no statement: most do not
+    for (Slot &s : slots) s.in_use = false;
+    any_in_use = false;
+}
+
 void forget_statement(const PreparedStatement *statement) {
     for (Slot &s : slots)
         if (s.used && &s.statement == statement) s.statement.invalidations_at = ~uint64(0);  // never matches
@@ -88,10 +84,6 @@ void forget_statement(const PreparedStatement *statement) {
 
 PreparedStatement *keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid *param_types, int nparams,
                                   const Analysis &analysis, uint64 invalidations_at) {
-    if (!callback_registered) {
-        RegisterXactCallback(end_of_transaction, nullptr);
-        callback_registered = true;
-    }
     Slot *s = free_slot();
     if (!s) return nullptr;
     s->context = AllocSetContextCreate(TopMemoryContext, "pg_memo statement", ALLOCSET_SMALL_SIZES);

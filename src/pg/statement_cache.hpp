@@ -31,6 +31,10 @@ struct PreparedStatement {
 // transaction ends: a nested memo call cannot free a plan in use.
 PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now);
 
+// The transaction ended (the transaction-event hub, invalidation.cpp): no
+// statement is in use any more, and any may be released.
+void release_statements_in_use();
+
 // The statement is not to be used again (its plan may hold a value that
 // no invalidation message will replace): released once no longer in use.
 void forget_statement(const PreparedStatement *statement);
