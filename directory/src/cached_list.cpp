@@ -33,7 +33,7 @@ Datum directory_cached_list_employees(PG_FUNCTION_ARGS);
 void _PG_init(void);
 }
 
-#include "compat.hpp"  // pg_memo's: calls that differ between PostgreSQL versions
+#include "compat.hpp"
 
 namespace directory {
 namespace {
@@ -67,7 +67,7 @@ FmgrInfo *memo_function(MemoFunction &f) {
         fmgr_info_cxt(oid, &f.finfo, TopMemoryContext);
         f.oid = oid;
     }
-    if (!pgmemo::compat_function_execute_ok(f.oid, GetUserId()))
+    if (!compat_function_execute_ok(f.oid, GetUserId()))
         aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FUNCTION, psprintf("memo.%s", f.name));
     return &f.finfo;
 }

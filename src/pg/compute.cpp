@@ -227,6 +227,9 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
         MemoryContextSwitchTo(caller_ctx);
         ErrorData *e = CopyErrorData();
         FlushErrorState();
+        // Storing takes the store's LWLocks: safe, as they are held only
+        // inside core calls, which raise no ERROR (a hit's copy allocates
+        // with MCXT_ALLOC_NO_OOM), so none is held over from the error.
         if (error_is_remembered(e->sqlerrcode) && analysis->stamped_at != 0 && storable(*analysis, false))
             remember_error(shared_state(), slot, key, *analysis, e);
         ReThrowError(e);

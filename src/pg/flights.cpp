@@ -145,6 +145,9 @@ auto leaving_flight_on_error(F f) -> decltype(f()) {
     { result = f(); }
     PG_CATCH();
     {
+        // Takes the flight table's LWLock: safe, as it is held over no call
+        // that can raise (but by memo.flights' listing, which is in no
+        // flight), so it is not held over from the error.
         flights_cleanup();
         PG_RE_THROW();
     }
@@ -253,6 +256,8 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     PG_CATCH();
     {
         MemoryContextSwitchTo(caller_ctx);
+        // publish and leave_flight take the flight table's LWLock: safe, as
+        // it is held over no call that can raise (see leaving_flight_on_error).
         ErrorData *edata = CopyErrorData();
         if (error_belongs_to_query(edata->sqlerrcode))
             publish(FlightState::Failed, 0, edata->sqlerrcode, edata->message);

@@ -282,6 +282,7 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
     }
     PG_CATCH();
     {
+        // Atomics only: no lock is taken, none can be held over.
         for (uint32_t i = 0; i < nslots; i++) sh.gens.end_commit(slots[i]);
         PG_RE_THROW();
     }
