@@ -14,7 +14,7 @@ CORE_OBJS = $(PG_MEMO_CORE_SOURCES:.cpp=.o)
 GLUE_OBJS = $(patsubst %.cpp,%.o,$(sort $(wildcard src/pg/*.cpp src/pg/*/*.cpp)))
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
-PG_CPPFLAGS = -I$(srcdir)/src/core
+PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src/pg
 PG_CXXFLAGS = -std=c++17 -Wno-register -MMD -MP
 SHLIB_LINK += -lstdc++
 

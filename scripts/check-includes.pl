@@ -4,14 +4,20 @@
 # when A's source or header includes B's header. Prints every cycle found
 # (one per strongly connected group of modules) and exits 1 if there is one.
 #
-#   scripts/check-includes.pl [DIR...]     # default: src directory
+#   scripts/check-includes.pl [DIR...]     # default: src and directory
 use strict;
 use warnings;
-use File::Basename qw(basename dirname);
+use File::Basename qw(dirname);
 use File::Find;
+use Cwd ();
 use FindBin;
 
-my @roots = @ARGV ? @ARGV : ("$FindBin::RealBin/../src", "$FindBin::RealBin/../directory");
+# Each tree and its include paths (the Makefiles' -I): a header is looked up
+# next to the including file, then there.
+my $top = Cwd::abs_path("$FindBin::RealBin/..");
+my %include_paths = @ARGV ? (map { $_ => ["$_/pg", "$_/core", "$_/src"] } @ARGV)
+                          : ("$top/src" => ["$top/src/pg", "$top/src/core"], "$top/directory" => ["$top/directory/src"]);
+my @roots = sort keys %include_paths;
 my %module_of;  # path of a file -> its module's name (its path without the extension)
 my %includes;   # module -> { module it includes }
 my @files;
@@ -20,21 +26,17 @@ for my $f (@files) {
     (my $m = $f) =~ s/\.(cpp|hpp|c|h)$//;
     $module_of{$f} = $m;
 }
-my %by_base;  # header basename -> modules with a header of that name
-for my $f (grep { /\.(hpp|h)$/ } @files) { push @{ $by_base{basename($f)} }, $module_of{$f} }
 
 for my $f (@files) {
     my $m = $module_of{$f};
+    my ($root) = grep { index($f, "$_/") == 0 } @roots;
     open(my $fh, '<', $f) or die "$f: $!";
     while (<$fh>) {
         next unless /^\s*#\s*include\s+"([^"]+)"/;
         my $inc = $1;
-        # Relative to the including file first, then by name (the -I paths).
-        my $path = dirname($f) . "/$inc";
-        1 while $path =~ s{[^/]+/\.\./}{};
-        my @targets = exists $module_of{$path} ? ($module_of{$path}) : @{ $by_base{basename($inc)} // [] };
-        die "$f: \"$inc\" names more than one header: @targets\n" if @targets > 1;
-        $includes{$m}{ $targets[0] } = 1 if @targets && $targets[0] ne $m;
+        my ($path) = grep { exists $module_of{$_} }
+                     map { (my $p = "$_/$inc") =~ s{[^/]+/\.\./}{}g; $p } (dirname($f), @{ $include_paths{$root} });
+        $includes{$m}{ $module_of{$path} } = 1 if $path && $module_of{$path} ne $m;
     }
 }
 
@@ -58,8 +60,7 @@ $visit = sub {
 };
 $visit->($_) for grep { !exists $idx{$_} } sort values %module_of;
 
-my $root = "$FindBin::RealBin/..";
-my $short = sub { (my $s = $_[0]) =~ s{^\Q$root\E/}{}; $s };
+my $short = sub { (my $s = $_[0]) =~ s{^\Q$top\E/}{}; $s };
 for my $g (@groups) {
     my %in = map { $_ => 1 } @$g;
     print "include cycle among: ", join(', ', map { $short->($_) } @$g), "\n";
@@ -69,5 +70,8 @@ for my $g (@groups) {
     }
 }
 my $n = keys %{ { map { $_ => 1 } values %module_of } };
-print scalar(@groups) ? "FAIL: " . scalar(@groups) . " include cycle(s)\n" : "no include cycle among $n modules\n";
+my $edges = 0;
+$edges += keys %{ $includes{$_} } for keys %includes;
+print scalar(@groups) ? "FAIL: " . scalar(@groups) . " include cycle(s)\n"
+                      : "no include cycle among $n modules ($edges includes between them)\n";
 exit(@groups ? 1 : 0);

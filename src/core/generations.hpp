@@ -37,7 +37,7 @@ enum class GenerationKind : uint32_t {
                     // counter by DDL and memo.invalidate, never by row writes
     StandbyReplay = 7, // cluster-wide (database 0, object id 0), on a standby only:
                        // announced while the standby does not serve, bumped
-                       // when it starts to (src/pg/wal_records.hpp)
+                       // when it starts to (src/pg/durability/wal_records.hpp)
 };
 
 // One dependency of a cache entry: which counter, and its value when read.

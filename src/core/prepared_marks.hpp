@@ -1,6 +1,6 @@
 // The state file of a prepared transaction's marks (two-phase commit): what
 // COMMIT PREPARED must announce and bump, kept across restarts and crashes.
-// Plain C++: no PostgreSQL headers. The glue (src/pg/two_phase.cpp) writes
+// Plain C++: no PostgreSQL headers. The glue (src/pg/durability/two_phase.cpp) writes
 // and reads the bytes; this file defines them.
 //
 // No allocation, no exception: the glue calls this between calls that can

@@ -1,6 +1,6 @@
 // Warm restart's file: the cache as saved at a clean shutdown, and the rule
 // for trusting it at the next start. Plain C++, no PostgreSQL headers; the
-// glue (src/pg/warm_restart.cpp) does the file I/O and reads pg_control.
+// glue (src/pg/durability/warm_restart.cpp) does the file I/O and reads pg_control.
 //
 // Layout (native byte order; 8-byte fields on 8-byte offsets):
 //   header    magic u32, format version u32, build id u64, system
@@ -20,7 +20,7 @@
 // keys, meta or results (key.hpp, result_format.hpp, the glue's meta),
 // changes: a file is restored only by a build that reads it exactly as it
 // was written. (The build id also changes whenever pg_memo's library file
-// does; see src/pg/warm_restart.cpp.)
+// does; see src/pg/durability/warm_restart.cpp.)
 //
 // noexcept means "throws no C++ exception" (see StoreLocks in store.hpp).
 #pragma once
@@ -250,7 +250,7 @@ enum class Refusal {
 // Why a file with this header must not be restored now (None: it may).
 // Restored only when the server starts from the very shutdown checkpoint
 // the file was saved after, with nothing to replay: see the safety
-// argument at the top of src/pg/warm_restart.cpp.
+// argument at the top of src/pg/durability/warm_restart.cpp.
 Refusal refusal_to_restore(const SavedCacheHeader &saved, const ServerFacts &now) noexcept;
 
 }  // namespace pgmemo

@@ -1,12 +1,12 @@
 // pg_memo's entry point: what loading the library installs.
 #include "pg_memo.hpp"
 
-#include "catalog_changes.hpp"
-#include "invalidation.hpp"
-#include "learned_reads.hpp"
-#include "two_phase.hpp"
-#include "wal_records.hpp"
-#include "warm_restart.hpp"
+#include "invalidate/catalog_changes.hpp"
+#include "invalidate/invalidation.hpp"
+#include "compute/learned_reads.hpp"
+#include "durability/two_phase.hpp"
+#include "durability/wal_records.hpp"
+#include "durability/warm_restart.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
 

@@ -22,7 +22,7 @@ struct Shared {
 // Raises 55000 unless pg_memo is in shared_preload_libraries.
 Shared &shared_state();
 
-// The lock of the flight table (see src/pg/flights.cpp).
+// The lock of the flight table (see src/pg/compute/flights.cpp).
 LWLock *flight_lock();
 
 // The lock of the delta log (see src/core/delta_log.hpp).

@@ -61,15 +61,15 @@ mutate() {  # file, perl expression
 
 none() { :; }
 snapshot_first() {
-  mutate "$1/src/pg/compute.cpp" \
+  mutate "$1/src/pg/compute/compute.cpp" \
     's/(\n\s*read_generations\(analysis\);)(.*?int rc = execute_observed\(q, snapshot, receiver_dest\(receiver\), &reads\);)/$2$1/s'
 }
 caller_snapshot() {
-  mutate "$1/src/pg/compute.cpp" 's/options\.read_only = snapshot != InvalidSnapshot;/options.read_only = true;/' &&
-  mutate "$1/src/pg/compute.cpp" 's/RegisterSnapshot\(GetTransactionSnapshot\(\)\)/RegisterSnapshot(GetActiveSnapshot())/'
+  mutate "$1/src/pg/compute/compute.cpp" 's/options\.read_only = snapshot != InvalidSnapshot;/options.read_only = true;/' &&
+  mutate "$1/src/pg/compute/compute.cpp" 's/RegisterSnapshot\(GetTransactionSnapshot\(\)\)/RegisterSnapshot(GetActiveSnapshot())/'
 }
 bump_at_precommit() {
-  mutate "$1/src/pg/invalidation.cpp" \
+  mutate "$1/src/pg/invalidate/invalidation.cpp" \
     's/(if \(own_writes\(\)\.count > 0\) begin_commit\(\);\n)(\s*)break;/$1$2publish_commit();\n$2break;/'
 }
 waiter_no_recheck() {
@@ -77,31 +77,31 @@ waiter_no_recheck() {
     's/(LookupStatus Store::read_pinned\(.*?)\n\s*switch \(gens_\.check\(e->deps\(\), e->ndeps\)\) \{.*?\n\s*\}\n/$1\n/s'
 }
 delta_twice() {
-  mutate "$1/src/pg/delta_apply.cpp" 's/(\*records = lappend\(\*records, copy\);)/$1 $1/'
+  mutate "$1/src/pg/deltas/delta_apply.cpp" 's/(\*records = lappend\(\*records, copy\);)/$1 $1/'
 }
 delta_skipped() {
-  mutate "$1/src/pg/delta_apply.cpp" 's/for \(uint32_t j = 0; j < n; j\+\+\) \{/for (uint32_t j = 0; j + 1 < n; j++) {/'
+  mutate "$1/src/pg/deltas/delta_apply.cpp" 's/for \(uint32_t j = 0; j < n; j\+\+\) \{/for (uint32_t j = 0; j + 1 < n; j++) {/'
 }
 delta_aborted() {
-  mutate "$1/src/pg/delta_capture.cpp" 's/if \(event != SUBXACT_EVENT_ABORT_SUB\) return;/return;/'
+  mutate "$1/src/pg/deltas/delta_capture.cpp" 's/(void forget_rows_captured_in\(SubTransactionId subid\) \{\n)/$1    return;\n/'
 }
 names_by_tables_only() {
-  mutate "$1/src/pg/catalog_changes.cpp" \
+  mutate "$1/src/pg/invalidate/catalog_changes.cpp" \
     's/(void note_relation_change\(ObjectAccessType access, Oid relid, int sub_id, void \*arg\) \{\n)/$1    if (get_rel_relkind(relid) == RELKIND_SEQUENCE || get_rel_relkind(relid) == RELKIND_INDEX) return;\n/'
 }
 learned_ignored() {
-  mutate "$1/src/pg/compute.cpp" 's/(\n\s*)note_unnamed_reads\(q, reads, analysis\);/$1(void)reads;/'
+  mutate "$1/src/pg/compute/compute.cpp" 's/(\n\s*)note_unnamed_reads\(q, reads, analysis\);/$1(void)reads;/'
 }
 hit_unchecked() {
-  mutate "$1/src/pg/memo_functions.cpp" \
+  mutate "$1/src/pg/serve/memo_functions.cpp" \
     's/status == LookupStatus::Hit && privileges_still_hold\((\w+\.)?sink\.meta, (\w+\.)?sink\.meta_len\)/status == LookupStatus::Hit/g'
 }
 error_unchecked() {
-  mutate "$1/src/pg/older_answers.cpp" \
+  mutate "$1/src/pg/serve/older_answers.cpp" \
     's/(now_micros\(\) - sink\.stamped_at >= Micros\(guc_error_ttl_ms\) \* 1000) \|\|\n\s*!privileges_still_hold\(sink\.meta, sink\.meta_len\)\)/$1)/'
 }
 stale_unbounded() {
-  mutate "$1/src/pg/older_answers.cpp" \
+  mutate "$1/src/pg/serve/older_answers.cpp" \
     's/return older\.present && bound_ms > 0 && now_micros\(\) - older\.invalidated_after <= Micros\(bound_ms\) \* 1000;/return older.present \&\& bound_ms > 0;/'
 }
 restore_moved() {
@@ -109,10 +109,10 @@ restore_moved() {
     's/\n\s*if \(saved\.checkpoint_lsn != now\.checkpoint_lsn \|\| saved\.timeline != now\.timeline\)\n\s*return Refusal::CheckpointMoved;\n\s*if \(saved\.control_fingerprint != now\.control_fingerprint\) return Refusal::ControlFileChanged;//'
 }
 commit_prepared_silent() {
-  mutate "$1/src/pg/two_phase.cpp" 's/\n\s*for \(uint32_t i = 0; i < nslots; i\+\+\) sh\.gens\.bump\(slots\[i\], began_at\);//'
+  mutate "$1/src/pg/durability/two_phase.cpp" 's/\n\s*for \(uint32_t i = 0; i < nslots; i\+\+\) sh\.gens\.bump\(slots\[i\], began_at\);//'
 }
 replay_no_bump() {
-  mutate "$1/src/pg/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'
+  mutate "$1/src/pg/durability/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'
 }
 
 # A copy of the sources: the commit HEAD was at the start, for a run (later

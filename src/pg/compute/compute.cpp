@@ -1,0 +1,267 @@
+// The miss path, in one place. Its order is the consistency protocol
+// (docs/consistency.md, "Readers" and "The commit window"):
+//
+//   1. receive pending invalidations and note how many were received;
+//   2. parse and analyze the text: refusals, dependencies, privilege checks;
+//   3. when the result is to be stored, wait (bounded) for commits in
+//      progress on the dependencies, so that the result survives them;
+//   4. read the dependencies' generations;
+//   5. receive invalidations again: if any arrived since 1, the analysis may
+//      be older than the generations (an ATTACH PARTITION counted in them but
+//      missing from it): analyze again (at most kMaxAnalyses times, then
+//      compute without storing);
+//   6. execute with a NEW snapshot, taken after 4 (volatile SPI; never the
+//      caller's), so that a commit between 4 and 6 leaves the entry born
+//      stale, never stale forever;
+//   7. a result that deltas may keep is settled: marked exact at its stamp
+//      when the commits its snapshot saw are known (delta_apply.hpp);
+//   8. store the entry with the generations of 4 (or as settled).
+#include "compute/compute.hpp"
+#include "compute/commit_wait.hpp"
+#include "compute/prepared_query.hpp"
+#include "compute/query_errors.hpp"
+
+extern "C" {
+#include "access/heaptoast.h"
+#include "access/tupconvert.h"
+#include "executor/tuptable.h"
+#include "tcop/dest.h"
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "parser/parse_param.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/latch.h"
+#include "storage/sinval.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/plancache.h"
+#include "storage/lmgr.h"
+#include "utils/snapmgr.h"
+}
+
+#include "compute/analysis.hpp"
+#include "invalidate/catalog_changes.hpp"
+#include "compat.hpp"
+#include "deltas/delta_apply.hpp"
+#include "invalidate/write_set.hpp"
+#include "compute/learned_reads.hpp"
+#include "result_format.hpp"
+#include "compute/statement_cache.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
+
+namespace pgmemo {
+
+namespace {
+
+void read_generations(Analysis *analysis) {
+    Generations &gens = shared_state().gens;
+    for (uint32_t i = 0; i < analysis->ndeps; i++)
+        analysis->deps[i].generation = gens.read(analysis->deps[i].slot);
+}
+
+// Whether a result computed with this analysis may be stored.
+bool storable(const Analysis &analysis, bool bypass) {
+    return !bypass && analysis.uncacheable == Uncacheable::No &&
+           !own_writes().intersects(analysis.deps, analysis.ndeps);
+}
+
+// Runs the plan with a new snapshot (volatile SPI: never the caller's), or
+// with the one given (pushed as the active snapshot, which read-only SPI
+// uses as it is), its rows going to dest.
+int execute(const PreparedQuery &q, Snapshot snapshot, DestReceiver *dest) {
+    SPIExecuteOptions options;
+    memset(&options, 0, sizeof options);
+    options.params = q.params;
+    options.read_only = snapshot != InvalidSnapshot;
+    options.dest = dest;
+    if (snapshot == InvalidSnapshot) return SPI_execute_plan_extended(q.plan, &options);
+    // Popped on success; after an error, the (sub)transaction's abort pops
+    // what was pushed, as it does SPI's own.
+    PushActiveSnapshot(snapshot);
+    int rc = SPI_execute_plan_extended(q.plan, &options);
+    PopActiveSnapshot();
+    return rc;
+}
+
+// Runs the plan, observing what every plan it starts reads (learned_reads.hpp).
+int execute_observed(const PreparedQuery &q, Snapshot snapshot, DestReceiver *dest, ObservedReads *reads) {
+    int rc;
+    begin_observing(reads);
+    PG_TRY();
+    { rc = execute(q, snapshot, dest); }
+    PG_CATCH();
+    {
+        // Safe without a pg_memo LWLock: it writes only this backend's
+        // stack and its own flag word (an atomic) in shared memory.
+        end_observing(reads);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    end_observing(reads);
+    return rc;
+}
+
+// After the execution: relations the plans it started read that the
+// analysis does not list (the statements of a function labelled IMMUTABLE),
+// or a memo call made inside it. Their generations were not read before
+// the snapshot, so the result is not stored; the statement's next analysis
+// depends on them (a refusal, an unwatched table say, is raised now, as the
+// next call raises it).
+void note_unnamed_reads(const PreparedQuery &q, const ObservedReads &reads, Analysis *analysis) {
+    int n = 0;
+    auto *unnamed = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(reads.checks) + 1)));
+    ListCell *lc;
+    foreach (lc, reads.checks) {
+        auto *check = static_cast<RelationPermission *>(lfirst(lc));
+        bool named = false;
+        for (uint32_t i = 0; i < analysis->nrelids && !named; i++) named = analysis->relids[i] == check->relid;
+        if (!named) unnamed[n++] = *check;
+    }
+    if (n == 0 && !reads.memo_call && !reads.worker_statements) return;
+    analysis->uncacheable = Uncacheable::ReadsUnnamed;
+    if (n == 0 && !reads.worker_statements) return;
+    // Learned first: a refused relation is then refused by the next call's
+    // analysis, before it executes anything.
+    learn_reads(q.statement_key, unnamed, n, reads.worker_statements);
+    check_learned_reads(unnamed, n);
+    if (q.kept) forget_statement(q.kept);  // its plan may hold such a function's folded result
+}
+
+// Analyses of one computation, at most, while catalog changes keep arriving.
+constexpr int kMaxAnalyses = 3;
+
+// Runs the query uncached: analysis, generations, then a fresh snapshot.
+//
+// The analysis (what the text means: its relations, their partitions, the
+// functions it calls) must be no older than the generations, or a catalog
+// change that is already counted in them could be missing from it, and the
+// entry would never be invalidated for it (a new partition's writes, say).
+// A commit publishes its bump only after its invalidations are sent
+// (invalidation.cpp), so any such change shows as an invalidation received
+// after the generations are read: then the query is analyzed again.
+Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool bypass, bool wait_for_commits) {
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    for (int analyses = 1;; analyses++) {
+        AcceptInvalidationMessages();
+        uint64 invalidations_seen = SharedInvalidMessageCounter;
+        // The key holds the path the arguments were read with.
+        bool path_moved = !same_search_path(call);
+        analysis->stamped_at = 0;  // not stamped yet: an error until then is not remembered
+        PreparedQuery q = prepare_query(call, analysis, invalidations_seen, path_moved);
+        if (path_moved) analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
+
+        // A commit in progress would make the result stale as soon as it
+        // lands: wait for it (on the first analysis only). What it changed
+        // in the catalogs shows below, as invalidations.
+        if (analyses == 1 && wait_for_commits && storable(*analysis, bypass))
+            wait_for_commits_in_progress(analysis->deps, analysis->ndeps);
+
+        // The order is the protocol: generations first, snapshot second. A
+        // commit in between leaves this entry born stale, never stale forever.
+        // The clock before both: a commit the result misses became visible
+        // after it.
+        analysis->stamped_at = GetCurrentTimestamp();
+        read_generations(analysis);
+        AcceptInvalidationMessages();
+        if (SharedInvalidMessageCounter != invalidations_seen && storable(*analysis, bypass)) {
+            if (analyses < kMaxAnalyses) {
+                SPI_finish();
+                continue;
+            }
+            analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
+        }
+
+        // A result deltas may keep must know its snapshot: which commits it
+        // contains (delta_apply.cpp). The same new snapshot either way.
+        // SPI takes its own snapshot after the plan's locks; so must this
+        // one (the query reads that one table): a snapshot taken before
+        // waiting out a TRUNCATE would read the new, empty file.
+        bool keep_by_deltas = OidIsValid(analysis->delta_relid) && storable(*analysis, bypass);
+        if (keep_by_deltas) LockRelationOid(analysis->delta_relid, AccessShareLock);
+        Snapshot snapshot = keep_by_deltas ? RegisterSnapshot(GetTransactionSnapshot()) : InvalidSnapshot;
+        ObservedReads reads;
+        ResultReceiver *receiver = new_receiver(call, caller_ctx);
+        int rc = execute_observed(q, snapshot, receiver_dest(receiver), &reads);
+        if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
+        note_unnamed_reads(q, reads, analysis);
+
+        Result r = received_result(receiver);
+        if (keep_by_deltas) {
+            if (storable(*analysis, bypass) && !r.spilled)
+                settle_with_deltas(analysis, q, key, call.kind, snapshot, &r, caller_ctx);
+            UnregisterSnapshot(snapshot);
+        }
+        SPI_finish();
+        return r;
+    }
+}
+
+// A failed computation's error, stored under the key's error key
+// (remembered_error_key) so that later callers get it without running the
+// query (pg_memo.error_ttl). Only once the analysis is complete and its
+// generations read: the entry is invalidated like a result.
+void remember_error(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const ErrorData *e) {
+    Result r{};
+    r.len = uint32_t(error_result_size(strlen(e->message ? e->message : ""), strlen(e->detail ? e->detail : ""),
+                                       strlen(e->hint ? e->hint : "")));
+    r.payload = static_cast<char *>(palloc(r.len));
+    ResultWriter w(r.payload, r.len);
+    if (w.write_error(e->sqlerrcode, e->message, e->detail, e->hint))
+        store_result(sh, slot, remembered_error_key(key), a, r, nullptr);
+}
+
+Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t slot, Analysis *analysis,
+                                  bool wait_for_commits) {
+    MemoryContext caller_ctx = CurrentMemoryContext;
+    Result r{};
+    PG_TRY();
+    { r = compute(call, key, analysis, false, wait_for_commits); }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(caller_ctx);
+        ErrorData *e = CopyErrorData();
+        FlushErrorState();
+        // Storing takes the store's LWLocks: safe, as they are held only
+        // inside core calls, which raise no ERROR (a hit's copy allocates
+        // with MCXT_ALLOC_NO_OOM), so none is held over from the error.
+        if (error_is_remembered(e->sqlerrcode) && analysis->stamped_at != 0 && storable(*analysis, false))
+            remember_error(shared_state(), slot, key, *analysis, e);
+        ReThrowError(e);
+    }
+    PG_END_TRY();
+    return r;
+}
+
+}  // namespace
+
+Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bool bypass, uint64_t *pinned,
+                         bool wait_for_commits) {
+    Shared &sh = shared_state();
+    if (pinned) *pinned = 0;
+    Analysis analysis{};
+    instr_time start, elapsed;
+    sh.stats.add(slot, kComputations);  // counted even if the query then fails
+    INSTR_TIME_SET_CURRENT(start);
+    Result r = guc_error_ttl_ms > 0 && !bypass
+                   ? compute_remembering_errors(call, key, slot, &analysis, wait_for_commits)
+                   : compute(call, key, &analysis, bypass, wait_for_commits);
+    INSTR_TIME_SET_CURRENT(elapsed);
+    INSTR_TIME_SUBTRACT(elapsed, start);
+    sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));
+
+    if (!storable(analysis, bypass)) {
+        sh.stats.add(slot, kBypasses);
+    } else {
+        sh.stats.add(slot, kMisses);
+        store_result(sh, slot, key, analysis, r, pinned);
+    }
+    return r;
+}
+
+}  // namespace pgmemo

@@ -1,0 +1,19 @@
+// The miss path: a call computed from the tables, and stored when allowed.
+#pragma once
+
+#include "call.hpp"
+#include "compute/results.hpp"
+
+namespace pgmemo {
+
+// Computes the call uncached, counts it, and stores the result unless
+// bypass is set or the result may not be cached. With pinned, a stored
+// entry stays pinned for a flight's waiters (*pinned = 0 when not stored).
+// Without wait_for_commits it does not wait for commits in progress (the
+// call has already waited for them, through the flights it joined).
+// The order that makes the stored entry correct is stated and kept in
+// compute.cpp.
+Result compute_and_store(const Call &call, const Encoded &key, uint32_t stats_slot, bool bypass,
+                         uint64_t *pinned, bool wait_for_commits = true);
+
+}  // namespace pgmemo

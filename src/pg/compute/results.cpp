@@ -1,0 +1,229 @@
+// A computation's result (results.hpp).
+#include "compute/results.hpp"
+
+extern "C" {
+#include "access/heaptoast.h"
+#include "access/htup_details.h"
+#include "access/tupconvert.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+}
+
+#include "settings.hpp"
+
+namespace pgmemo {
+
+// The executor's rows, received one by one (a DestReceiver): a count's one
+// row, or a list's rows written into the payload to store, until the
+// payload would outgrow pg_memo.max_result_size; from then on (it will not
+// be stored) the rows go into the caller's tuplestore (Call::spill), the
+// payload's rows first. So a result too large to store costs the backend
+// what the query run plainly through a function costs: the executor's
+// memory and work_mem, not a copy of every row (SPI's own tuple table
+// would be one, and the payload a second).
+struct ResultReceiver {
+    DestReceiver pub;  // first: the executor sees a DestReceiver
+    Kind kind;
+    MemoryContext payload_context;
+    RowSpill *spill;   // nullptr: everything goes into the payload
+    uint64_t bound;    // payload bytes past which rows spill
+    TupleDesc desc;
+    char *payload;
+    ResultWriter writer;
+    int64 count;
+};
+
+namespace {
+
+void put_row_for_caller(RowSpill *spill, HeapTuple tuple) {
+    if (!spill->map) return tuplestore_puttuple(spill->store, tuple);
+    HeapTuple converted = execute_attr_map_tuple(tuple, spill->map);
+    tuplestore_puttuple(spill->store, converted);
+    heap_freetuple(converted);
+}
+
+constexpr size_t kFirstPayloadBytes = 8192;
+
+bool receive_count(TupleTableSlot *slot, DestReceiver *self) {
+    auto *rr = reinterpret_cast<ResultReceiver *>(self);
+    bool isnull;
+    Datum d = slot_getattr(slot, 1, &isnull);
+    rr->count = isnull ? 0 : DatumGetInt64(d);
+    return true;
+}
+
+// The payload's rows move to the caller's tuplestore, and the payload goes.
+void start_spilling(ResultReceiver *rr) {
+    put_rows_for_caller(rr->payload, uint32_t(rr->writer.size()), rr->spill);
+    pfree(rr->payload);
+    rr->payload = nullptr;
+}
+
+// Room for space more bytes in the payload: doubled (huge allocations).
+void grow_payload(ResultReceiver *rr, size_t space) {
+    size_t needed = rr->writer.size() + space;
+    if (needed > MaxAllocHugeSize || needed > UINT32_MAX)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("query result is too large")));
+    size_t grown = Max(rr->writer.capacity() * 2, needed);
+    grown = Min(grown, size_t(Min(MaxAllocHugeSize, size_t(UINT32_MAX))));
+    rr->payload = static_cast<char *>(repalloc_huge(rr->payload, grown));
+    rr->writer.rebase(rr->payload, grown);
+}
+
+bool receive_row(TupleTableSlot *slot, DestReceiver *self) {
+    auto *rr = reinterpret_cast<ResultReceiver *>(self);
+    bool should_free;
+    HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
+    if (rr->spill && rr->spill->store) {
+        put_row_for_caller(rr->spill, tuple);
+    } else {
+        // A stored row must carry its own bytes, not TOAST pointers.
+        MemoryContext old = MemoryContextSwitchTo(rr->payload_context);
+        HeapTuple flat = HeapTupleHasExternal(tuple) ? toast_flatten_tuple(tuple, rr->desc) : tuple;
+        MemoryContextSwitchTo(old);
+        size_t space = row_space(flat->t_len);
+        if (rr->spill && rr->writer.size() + space > rr->bound) {
+            start_spilling(rr);
+            put_row_for_caller(rr->spill, flat);
+        } else {
+            if (space > rr->writer.capacity() - rr->writer.size()) grow_payload(rr, space);
+            rr->writer.add_row(flat->t_data, flat->t_len);
+        }
+        if (flat != tuple) heap_freetuple(flat);
+    }
+    if (should_free) heap_freetuple(tuple);
+    return true;
+}
+
+void receiver_startup(DestReceiver *self, int, TupleDesc desc) {
+    auto *rr = reinterpret_cast<ResultReceiver *>(self);
+    rr->desc = desc;
+    if (rr->kind == Kind::Count) return;
+    auto *cols = static_cast<ColumnType *>(palloc(sizeof(ColumnType) * (desc->natts ? desc->natts : 1)));
+    for (int i = 0; i < desc->natts; i++)
+        cols[i] = ColumnType{TupleDescAttr(desc, i)->atttypid, TupleDescAttr(desc, i)->atttypmod};
+    size_t capacity = result_prefix_size(uint32_t(desc->natts)) + kFirstPayloadBytes;
+    rr->payload = static_cast<char *>(MemoryContextAllocHuge(rr->payload_context, capacity));
+    rr->writer = ResultWriter(rr->payload, capacity);
+    rr->writer.begin_rows(cols, uint32_t(desc->natts));
+}
+
+void receiver_shutdown(DestReceiver *) {}
+void receiver_destroy(DestReceiver *) {}
+
+}  // namespace
+
+ResultReceiver *new_receiver(const Call &call, MemoryContext payload_context) {
+    auto *rr = static_cast<ResultReceiver *>(palloc0(sizeof(ResultReceiver)));
+    rr->pub.receiveSlot = call.kind == Kind::Count ? receive_count : receive_row;
+    rr->pub.rStartup = receiver_startup;
+    rr->pub.rShutdown = receiver_shutdown;
+    rr->pub.rDestroy = receiver_destroy;
+    rr->pub.mydest = DestTuplestore;  // anything but DestNone, for which SPI reports no SELECT
+    rr->kind = call.kind;
+    rr->payload_context = payload_context;
+    rr->spill = call.kind == Kind::List ? call.spill : nullptr;
+    rr->bound = uint64_t(guc_max_result_size_kb) * 1024;
+    rr->writer = ResultWriter(nullptr, 0);
+    return rr;
+}
+
+// What the receiver holds once the executor is done.
+Result received_result(ResultReceiver *rr) {
+    Result r{};
+    if (rr->kind == Kind::Count) {
+        r.len = sizeof(ResultHeader);
+        r.payload = static_cast<char *>(MemoryContextAlloc(rr->payload_context, r.len));
+        ResultWriter w(r.payload, r.len);
+        w.write_count(rr->count);
+        return r;
+    }
+    if (rr->spill && rr->spill->store) {
+        r.spilled = true;
+        return r;
+    }
+    r.payload = rr->payload;
+    r.len = uint32_t(rr->writer.size());
+    return r;
+}
+
+DestReceiver *receiver_dest(ResultReceiver *rr) { return &rr->pub; }
+
+TupleDesc stored_descriptor(const ResultReader &rd) {
+    TupleDesc desc = CreateTemplateTupleDesc(int(rd.ncolumns()));
+    for (uint32_t i = 0; i < rd.ncolumns(); i++)
+        TupleDescInitEntry(desc, AttrNumber(i + 1), psprintf("column%u", i + 1), rd.columns()[i].type_oid,
+                           rd.columns()[i].typmod, 0);
+    return desc;
+}
+
+namespace {
+
+// The stored rows have the query's own shape; they can be handed over as
+// they are when the caller's row type has the same column types.
+bool same_row_shape(const ResultReader &rd, TupleDesc expected) {
+    if (uint32_t(expected->natts) != rd.ncolumns()) return false;
+    for (int i = 0; i < expected->natts; i++) {
+        Form_pg_attribute att = TupleDescAttr(expected, i);
+        if (att->attisdropped || att->atttypid != rd.columns()[i].type_oid) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill) {
+    ResultReader rd(payload, len);
+    if (!rd.valid() || rd.kind() != ResultKind::Rows) elog(ERROR, "pg_memo: corrupt row result");
+    if (!spill->store) {
+        if (!same_row_shape(rd, spill->expected))
+            spill->map = convert_tuples_by_position(stored_descriptor(rd), spill->expected,
+                                                    "query result does not match the column definition list");
+        // Under the caller's memory and resource owner: a miss path run in
+        // a subtransaction (stale_on_error) must not take the store's
+        // temporary files with it.
+        MemoryContext old = MemoryContextSwitchTo(spill->context);
+        ResourceOwner owner = CurrentResourceOwner;
+        CurrentResourceOwner = spill->owner;
+        spill->store = tuplestore_begin_heap(spill->random_access, false, work_mem);
+        CurrentResourceOwner = owner;
+        MemoryContextSwitchTo(old);
+    }
+    const char *data;
+    uint32_t row_len;
+    while (rd.next_row(&data, &row_len)) {
+        HeapTupleData tuple;
+        tuple.t_len = row_len;
+        tuple.t_data = reinterpret_cast<HeapTupleHeader>(const_cast<char *>(data));
+        ItemPointerSetInvalid(&tuple.t_self);
+        tuple.t_tableOid = InvalidOid;
+        put_row_for_caller(spill, &tuple);
+    }
+}
+
+bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
+                  uint64_t *pinned) {
+    if (r.spilled || r.len > uint64_t(guc_max_result_size_kb) * 1024) {
+        sh.stats.add(slot, kTooLarge);
+        return false;
+    }
+    EntryParts parts;
+    parts.hash = key.hash;
+    parts.key = key.key;
+    parts.key_len = key.key_len;
+    parts.deps = a.deps;
+    parts.ndeps = a.ndeps;
+    parts.meta = a.meta;
+    parts.meta_len = a.meta_len;
+    parts.payload = r.payload;
+    parts.payload_len = r.len;
+    parts.stats_slot = slot;
+    parts.stamped_at = a.stamped_at;
+    if (sh.store.insert(parts, ~uint64_t(0), pinned) == InsertStatus::Stored) return true;
+    sh.stats.add(slot, kTooLarge);
+    return false;
+}
+
+}  // namespace pgmemo

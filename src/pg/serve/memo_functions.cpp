@@ -1,0 +1,216 @@
+// memo.list, memo.list_as and memo.count: the hit path, and handing rows
+// over.
+//
+// Hit path: build the key, one shared-lock lookup that copies the entry
+// out, re-check privileges, hand the rows over. Nothing is parsed, planned
+// or locked. A miss goes to a flight (flights.cpp) or straight to the miss
+// path (compute.cpp).
+#include "compute/flights.hpp"
+#include "invalidate/catalog_changes.hpp"
+#include "compute/compute.hpp"
+#include "serve/copy_out_sink.hpp"
+#include "serve/privileges.hpp"
+#include "compute/query_errors.hpp"
+#include "invalidate/write_set.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/parallel.h"
+#include "access/tupconvert.h"
+#include "access/xlog.h"
+#include "commands/trigger.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(pg_memo_list);
+PG_FUNCTION_INFO_V1(pg_memo_list_as);
+PG_FUNCTION_INFO_V1(pg_memo_count);
+Datum pg_memo_list(PG_FUNCTION_ARGS);
+Datum pg_memo_list_as(PG_FUNCTION_ARGS);
+Datum pg_memo_count(PG_FUNCTION_ARGS);
+}
+
+#include "deltas/delta_apply.hpp"
+#include "compute/learned_reads.hpp"
+#include "serve/older_answers.hpp"
+#include "durability/wal_records.hpp"
+#include "result_format.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
+
+namespace pgmemo {
+
+namespace {
+
+// A transaction that wrote any watched table must see its own writes,
+// which no other backend's computation contains: no flights for it.
+bool flights_usable(const Encoded &key) {
+    return guc_singleflight && own_writes().count == 0 && flight_allowed(key);
+}
+
+// After a lookup that found no current entry: carry an entry kept by
+// deltas forward, or compute (through a flight when singleflight is on)
+// and store when allowed.
+struct MissPath {
+    const Call &call;
+    const Encoded &key;
+    uint32_t slot;
+    CopyOutSink &sink;
+    LookupStatus status;
+};
+
+Result run_miss_path(void *arg) {
+    MissPath &m = *static_cast<MissPath *>(arg);
+    Shared &sh = shared_state();
+    LookupStatus status = m.status;
+    // An entry kept by deltas that only needs carrying forward: this call
+    // carries it: routing carries through flights cut read throughput to a
+    // fifth under 100 writes/s (bench/directory_writes.sh).
+    if (status == LookupStatus::StaleKept) status = carry_and_look_up(m.call, m.key, m.slot, m.sink);
+    if (status == LookupStatus::Hit && privileges_still_hold(m.sink.meta, m.sink.meta_len)) {
+        sh.stats.add(m.slot, kHits);
+        return Result{m.sink.payload, m.sink.payload_len};
+    }
+    // A failure remembered for the key (pg_memo.error_ttl): raised again,
+    // as a failed computation would be (stale_on_error may answer it).
+    raise_if_remembered(m.key, m.slot);
+    bool own_writes_hidden = status == LookupStatus::OwnWrites;
+    if (!own_writes_hidden && flights_usable(m.key)) return memoize_in_flight(m.call, m.key, m.slot);
+    return compute_and_store(m.call, m.key, m.slot, own_writes_hidden, nullptr);
+}
+
+// Under max_staleness, with an older answer in the bound: served at once,
+// unless it is due for a refresh and no one is computing it, when this
+// caller computes it (others keep being served). Returns false if the
+// caller must take the miss path after all.
+bool serve_or_refresh(const Call &call, const Encoded &key, uint32_t slot, const OlderAnswer &older, Result *out) {
+    if (!within_bound(older, guc_max_staleness_ms)) return false;
+    if (refresh_due(older)) {
+        if (!flights_usable(key)) return false;  // no one to refresh it for the others
+        struct Refresh {
+            const Call &call;
+            const Encoded &key;
+            uint32_t slot;
+            const OlderAnswer &older;
+        } refresh{call, key, slot, older};
+        // A failed refresh is a failed computation: stale_on_error decides.
+        *out = older_on_error(
+            older, slot,
+            [](void *arg) -> Result {
+                Refresh &r = *static_cast<Refresh *>(arg);
+                Result result{};
+                if (lead_refresh(r.call, r.key, r.slot, &result)) return result;
+                if (serve_older(r.older, r.slot, kStaleHits, &result)) return result;
+                return Result{};  // not readable by this caller: the miss path
+            },
+            &refresh);
+        return out->present();
+    }
+    return serve_older(older, slot, kStaleHits, out);
+}
+
+// The memoized result of a call: from the cache, or computed (through a
+// flight when singleflight is on) and stored when allowed.
+Result memoize(const Call &call) {
+    Shared &sh = shared_state();
+    note_memo_call();  // inside another call's computation, it cannot store what this returns
+    uint32_t slot = stats_slot_for(VARDATA_ANY(call.cache_name), VARSIZE_ANY_EXHDR(call.cache_name));
+    sh.stats.add(slot, kCalls);
+
+    // pg_memo.enabled = off rules the cache out; transactions with one
+    // snapshot must not see newer commits; a standby serves only while it
+    // replays the records of every commit (wal_records.hpp); in replica mode (logical
+    // replication apply) row triggers may run before the apply worker marks
+    // its tables at pre-commit; a transaction that changed names may
+    // resolve a query differently than any entry did; a parallel worker (a
+    // function marked PARALLEL SAFE that calls memo) is not where the
+    // leader observes what its computation reads.
+    bool bypass = !guc_enabled || IsolationUsesXactSnapshot() || (RecoveryInProgress() && !standby_serves()) ||
+                  SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_catalogs() ||
+                  IsParallelWorker();
+    Encoded key = encode_call(call);
+
+    if (bypass) return compute_and_store(call, key, slot, true, nullptr);
+
+    CopyOutSink sink;
+    sink.want_stale = true;
+    sink.want_older = older_answers_wanted();
+    LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
+    if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
+        sh.stats.add(slot, kHits);
+        return Result{sink.payload, sink.payload_len};
+    }
+
+    OlderAnswer older = older_answer(sink, status);
+    Result r;
+    if (older.present && serve_or_refresh(call, key, slot, older, &r)) return r;
+    log_state_if_due();  // a primary's sign of life for its standbys
+    MissPath miss{call, key, slot, sink, status};
+    return older_on_error(older, slot, run_miss_path, &miss);
+}
+
+}  // namespace
+
+namespace {
+
+// The row type the caller expects; checked before anything is computed.
+TupleDesc expected_row_type(FunctionCallInfo fcinfo) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    if (!rsinfo || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("set-valued function called in context that cannot accept a set")));
+    TupleDesc expected = rsinfo->expectedDesc;
+    if (!expected && get_call_result_type(fcinfo, nullptr, &expected) != TYPEFUNC_COMPOSITE)
+        ereport(ERROR,
+                (errcode(ERRCODE_SYNTAX_ERROR), errmsg("a column definition list is required for memo.list"),
+                 errhint("Write SELECT * FROM memo.list(...) AS t(col type, ...), or use "
+                         "memo.list_as(NULL::row_type, ...).")));
+    return expected;
+}
+
+Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, RowSpill *spill) {
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    // A result too large to store has its rows in the tuplestore already.
+    if (!r.spilled) {
+        // A failed attempt's rows (stale_on_error answered it) are dropped.
+        if (spill->store) tuplestore_end(spill->store);
+        spill->store = nullptr;
+        spill->map = nullptr;
+        put_rows_for_caller(r.payload, r.len, spill);
+    }
+    MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+    rsinfo->returnMode = SFRM_Materialize;
+    rsinfo->setResult = spill->store;
+    rsinfo->setDesc = CreateTupleDescCopy(expected);
+    MemoryContextSwitchTo(old);
+    return (Datum)0;
+}
+
+Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
+    TupleDesc expected = expected_row_type(fcinfo);
+    auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, CurrentResourceOwner, expected,
+                   (rsinfo->allowedModes & SFRM_Materialize_Random) != 0, nullptr, nullptr};
+    Call call;
+    read_arguments(fcinfo, first_arg, Kind::List, &call);
+    call.spill = &spill;
+    return return_rows(fcinfo, expected, memoize(call), &spill);
+}
+
+}  // namespace
+
+}  // namespace pgmemo
+
+Datum pg_memo_list(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 0); }
+
+Datum pg_memo_list_as(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 1); }
+
+Datum pg_memo_count(PG_FUNCTION_ARGS) {
+    pgmemo::Call call;
+    pgmemo::read_arguments(fcinfo, 0, pgmemo::Kind::Count, &call);
+    pgmemo::Result r = pgmemo::memoize(call);
+    pgmemo::ResultReader rd(r.payload, r.len);
+    if (!rd.valid() || rd.kind() != pgmemo::ResultKind::Count) elog(ERROR, "pg_memo: corrupt count result");
+    PG_RETURN_INT64(rd.count());
+}
