@@ -9,7 +9,7 @@
 #   bench/error_ttl.sh [--clients C] [--seconds S] [--ttl T]
 #
 # Needs root and pg_memo installed (scripts/build.sh). About 2 × S seconds.
-# Not run by CI; test/t/012_resilience.pl checks the same bound, smaller.
+# Not run by CI; test/t/012_older_answers.pl checks the same bound, smaller.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_PORT=${BENCH_PORT:-55482}

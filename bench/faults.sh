@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault-injection test (test/t/005_faults.pl) in its long mode: many more
+# The fault-injection test (test/t/005_flights_faults.pl) in its long mode: many more
 # rounds of kill -9, pg_terminate_backend and statement_timeout under pgbench
 # load, and longer runs with a one-slot flight table and a 1 MB arena. Prints
 # the test's figures and its result.
@@ -24,7 +24,7 @@ tar -C "$SRC" --exclude=./.git --exclude=./build --exclude=./.pgdata --exclude='
 chown -R postgres "$WORK"
 status=0
 runuser -u postgres -- env PG_MEMO_FAULTS_LONG=1 PG_MEMO_FAULTS_SEED="$SEED" \
-  make -C "$WORK" installcheck REGRESS= PROVE_TESTS=test/t/005_faults.pl >"$WORK/make.log" 2>&1 || status=$?
+  make -C "$WORK" installcheck REGRESS= PROVE_TESTS=test/t/005_flights_faults.pl >"$WORK/make.log" 2>&1 || status=$?
 grep -h 'figure:' "$WORK/tmp_check/log/regress_log_005_faults" 2>/dev/null | sed 's/^.*figure: //' || true
 grep -E '^(All tests successful|Result:|Failed|test/t/)' "$WORK/make.log" || true
 grep -h '^not ok' "$WORK/tmp_check/log/regress_log_005_faults" 2>/dev/null || true

@@ -1,6 +1,6 @@
 #!/usr/bin/env perl
 # Stand-alone randomized consistency checker for pg_memo: the long mode of
-# test/t/003_consistency.pl (same code: test/perl/MemoConsistency.pm).
+# test/t/003_checker_consistency.pl (same code: test/perl/MemoConsistency.pm).
 #
 # Starts its own cluster under /tmp (unix socket only, a port in
 # 55600-55699), seeds the directory and the checker's tables, runs writers
@@ -189,7 +189,7 @@ if (-s "$dir/problems.log") {
     print "first lines of the problems log:\n", @lines[0 .. ($#lines < 40 ? $#lines : 40)];
 }
 print "cluster kept in $dir\n" if $opt{keep};
-# Fails on every error test/t/003_consistency.pl fails on (003 also checks
+# Fails on every error test/t/003_checker_consistency.pl fails on (003 also checks
 # how much was covered).
 exit($n->{mismatches} || $n->{worker_failures} || $n->{checked} < $opt{reads}
      || $n->{'reads.error'} || $n->{'repeatable_read.error'}

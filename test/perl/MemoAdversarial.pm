@@ -1,4 +1,4 @@
-# The engine of test/t/008_adversarial.pl: runs a probe (setup, a memoized
+# The engine of test/t/008_adversarial_probes.pl: runs a probe (setup, a memoized
 # query, a change) through a fixed choreography of sessions and compares
 # every memo call with the same query run directly, at the same moment, in
 # the same session.
@@ -355,7 +355,7 @@ sub adv_run_probe {
     return @checks;
 }
 
-# The standby mode (test/t/016_standby_adversarial.pl): the probe's setup
+# The standby mode (test/t/016_durability_standby_adversarial.pl): the probe's setup
 # and change run on the primary, and every compare on each reader, a hot
 # standby or a cascading one, once it has replayed what the primary wrote
 # ($sync->() waits for that). Phases: warm (twice on each reader, more for

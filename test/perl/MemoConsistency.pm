@@ -1,5 +1,5 @@
 # Randomized consistency checker for pg_memo, shared by the TAP test
-# (test/t/003_consistency.pl, short) and the stand-alone mode
+# (test/t/003_checker_consistency.pl, short) and the stand-alone mode
 # (test/consistency/checker.pl, long).
 #
 # Writers change the directory (directory.employees) and two tables of our
@@ -24,7 +24,7 @@
 # may legitimately be in that window. Those reads are counted apart
 # ("window"); a mismatch among the others ("strict") is a bug.
 #
-# That the check can fail is tested: test/t/003_consistency.pl first feeds
+# That the check can fail is tested: test/t/003_checker_consistency.pl first feeds
 # it a stale result, and test/consistency/mutants.sh runs it against builds
 # of pg_memo with deliberate consistency bugs.
 package MemoConsistency;

@@ -1,5 +1,5 @@
-# The adversarial probes of test/t/008_adversarial.pl, shared with its
-# standby mode (test/t/016_standby_adversarial.pl): each a minimal
+# The adversarial probes of test/t/008_adversarial_probes.pl, shared with its
+# standby mode (test/t/016_durability_standby_adversarial.pl): each a minimal
 # reproduction of a way pg_memo could serve a result the direct query could
 # not return. The probe's fields and the choreography that runs it are in
 # MemoAdversarial.pm.

@@ -1,5 +1,5 @@
 -- Transaction and catalog edge cases (one session; the cross-session ones
--- are in test/t/004_edge_cases.pl). Every memo result is shown next to the
+-- are in test/t/004_invalidate_edge_cases.pl). Every memo result is shown next to the
 -- truth computed without the cache. counters() and try() come from
 -- test/sql/include/setup.sql.
 \getenv abs_srcdir PG_ABS_SRCDIR

@@ -1,5 +1,5 @@
 // What a caller may opt into instead of an exact result, each bounded and
-// off by default (docs/consistency.md, "Opting out of exactness"):
+// off by default (docs/consistency.md, "Older answers (opting out of exactness)"):
 //   - pg_memo.max_staleness: an older answer while one caller recomputes;
 //   - pg_memo.stale_on_error: an older answer when the recomputation fails;
 //   - pg_memo.error_ttl: the error of a failed computation, remembered.

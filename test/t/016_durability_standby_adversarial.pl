@@ -1,5 +1,5 @@
 # The adversarial suite on hot standbys: every probe of
-# test/t/008_adversarial.pl (test/perl/MemoProbes.pm) with its setup and
+# test/t/008_adversarial_probes.pl (test/perl/MemoProbes.pm) with its setup and
 # its change run on the primary (pg_memo.standby_records = on), and every
 # comparison made on a streaming standby and on a cascading standby of it,
 # once they have replayed what the primary wrote (MemoAdversarial.pm,

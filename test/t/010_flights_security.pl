@@ -2,7 +2,7 @@
 # text and parameters only its own role and members of pg_read_all_stats;
 # its cache name also every role of its own database; roles of other
 # databases see neither. The flight is held open by a table lock taken in
-# another session, as in 002_singleflight.pl.
+# another session, as in 002_flights_singleflight.pl.
 use strict;
 use warnings;
 use FindBin;

@@ -1,5 +1,5 @@
 # What a caller may opt into instead of an exact result, where more than
-# one session is needed (the single-session cases are test/sql/resilience.sql):
+# one session is needed (the single-session cases are test/sql/older_answers.sql):
 #
 # 1. pg_memo.max_staleness: the bound, proven from the commit times of the
 #    writes. Readers record when each call started and ended and what it
@@ -26,7 +26,7 @@ use Test::More;
 use Time::HiRes ();
 use MemoTest;
 
-my $node = memo_node('resilience');
+my $node = memo_node('older_answers');
 $node->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo;
   CREATE TABLE s (id int PRIMARY KEY, v int NOT NULL, n int NOT NULL);

@@ -14,7 +14,7 @@
 #
 # CI runs 3000 inputs (a few seconds). Longer runs:
 #   PG_MEMO_FUZZ_INPUTS=100000 PG_MEMO_FUZZ_SEED=7 PG_MEMO_FUZZ_MAX_MB=32 \
-#   PG_MEMO_FUZZ_HUGE=1 make installcheck REGRESS= PROVE_TESTS=test/t/006_fuzz.pl
+#   PG_MEMO_FUZZ_HUGE=1 make installcheck REGRESS= PROVE_TESTS=test/t/006_serve_fuzz.pl
 # (PG_MEMO_FUZZ_HUGE adds a call whose key would pass 1 GB: about 2 GB of
 # backend memory for a few seconds.)
 use strict;

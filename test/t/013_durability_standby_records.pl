@@ -152,7 +152,7 @@ is($standby->safe_psql('postgres', 'SELECT entries FROM memo.info'), 0, 'memo.re
 
 # pg_memo.max_staleness on a serving standby: an older answer within the
 # bound, which runs from the standby's replay of the commit it misses
-# (docs/consistency.md, "Opting out of exactness"); past it, the commit.
+# (docs/consistency.md, "Older answers (opting out of exactness)"); past it, the commit.
 {
     my $relaxed = sub { "SET pg_memo.max_staleness = '$_[0]'; " . $count_t };
     $standby->safe_psql('postgres', $count_t) for 1 .. 2;
