@@ -1,3 +1,4 @@
+#include "core_only.hpp"  // first: no PostgreSQL in the core
 #include "flight.hpp"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+#include "core_only.hpp"  // first: no PostgreSQL in the core
 #include "hash.hpp"
 
 // xxHash (Debian: libxxhash-dev), compiled into this file: XXH_INLINE_ALL

@@ -1,3 +1,4 @@
+#include "core_only.hpp"  // first: no PostgreSQL in the core
 #include "store.hpp"
 
 #include <boost/interprocess/managed_external_buffer.hpp>
