@@ -348,6 +348,66 @@ void flights_cleanup() {
     leave_flight();
 }
 
+namespace {
+
+// What a waiter found once its flight was no longer running.
+struct Settled {
+    FlightState state;
+    uint64_t entry;  // the stored result, pinned for the waiters (Done)
+    int error_code;  // the leader's error (Failed)
+    char message[kFlightMessageLen];
+    bool took_over;  // the leader went away and this backend leads now
+};
+
+// A waiter sleeps until its flight settles: Done, Failed, or Abandoned by a
+// leader that went away, which the first waiter to see it takes over. A
+// flight that another waiter took over is running again: keep waiting. Its
+// own cancel or timeout leaves the flight and rethrows.
+WaitOutcome wait_until_settled(uint32_t stats_slot, instr_time wait_start, Settled *out) {
+    Shared &sh = shared_state();
+    out->took_over = false;
+    for (;;) {
+        WaitOutcome outcome = leaving_flight_on_error(
+            [&] { return wait_for_flight(stats_slot, wait_start, guc_wait_timeout_ms); });
+        if (outcome == WaitOutcome::TimedOut) return outcome;
+
+        lock_flights(LW_EXCLUSIVE);
+        FlightSlot &s = sh.flights.slot(current.slot);
+        out->state = s.state;
+        out->entry = s.result_entry;
+        out->error_code = s.error_code;
+        strlcpy(out->message, sh.flights.error_message(current.slot, sh.store), sizeof out->message);
+        if (out->state == FlightState::Abandoned) {
+            s.state = FlightState::Running;
+            s.leader_pid = MyProcPid;
+            s.waiters--;
+            current.leading = true;
+            out->took_over = true;
+        }
+        unlock_flights();
+        if (out->state != FlightState::Running) return WaitOutcome::Settled;
+    }
+}
+
+// The leader's stored result, if it is still current and this caller may
+// read it (a hit's checks). *got: what reading the pinned entry found.
+bool take_shared_result(uint64_t entry, uint32_t stats_slot, LookupStatus *got, Result *out) {
+    Shared &sh = shared_state();
+    CopyOutSink sink;
+    *got = sh.store.read_pinned(entry, sink);
+    // The check can raise: leave the flight, as on a cancel.
+    bool allowed = leaving_flight_on_error(
+        [&] { return *got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len); });
+    leave_flight();
+    if (!allowed) return false;
+    sh.stats.add(stats_slot, kMisses);
+    sh.stats.add(stats_slot, kShared);
+    *out = Result{sink.payload, sink.payload_len};
+    return true;
+}
+
+}  // namespace
+
 Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_slot) {
     Shared &sh = shared_state();
     instr_time wait_start;
@@ -362,66 +422,27 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         }
         if (role == Role::Lead) return lead(call, key, stats_slot);
 
-        // A waiter: sleeps until the flight settles. A flight that another
-        // waiter has taken over is running again: keep waiting on it.
         sh.stats.add(stats_slot, kWaits);
-        FlightState state;
-        uint64_t entry;
-        int error_code;
-        char message[kFlightMessageLen];
-        bool took_over = false;
-        for (;;) {
-            // Its own cancel or timeout leaves the flight and rethrows.
-            WaitOutcome outcome = leaving_flight_on_error(
-                [&] { return wait_for_flight(stats_slot, wait_start, guc_wait_timeout_ms); });
-
-            if (outcome == WaitOutcome::TimedOut) {
-                sh.stats.add(stats_slot, kWaitTimeouts);
-                leave_flight();
-                return compute_and_store(call, key, stats_slot, false, nullptr, !flew_again_for_commit);
-            }
-
-            lock_flights(LW_EXCLUSIVE);
-            FlightSlot &s = sh.flights.slot(current.slot);
-            state = s.state;
-            entry = s.result_entry;
-            error_code = s.error_code;
-            strlcpy(message, sh.flights.error_message(current.slot, sh.store), sizeof message);
-            if (state == FlightState::Abandoned) {
-                // The leader went away: the first waiter to see it leads now.
-                s.state = FlightState::Running;
-                s.leader_pid = MyProcPid;
-                s.waiters--;
-                current.leading = true;
-                took_over = true;
-            }
-            unlock_flights();
-            if (state != FlightState::Running) break;
+        Settled settled;
+        if (wait_until_settled(stats_slot, wait_start, &settled) == WaitOutcome::TimedOut) {
+            sh.stats.add(stats_slot, kWaitTimeouts);
+            leave_flight();
+            return compute_and_store(call, key, stats_slot, false, nullptr, !flew_again_for_commit);
         }
-
-        if (took_over) {
+        if (settled.took_over) {
             sh.stats.add(stats_slot, kTakeovers);
             return lead(call, key, stats_slot);
         }
-        if (state == FlightState::Failed) {
+        if (settled.state == FlightState::Failed) {
             sh.stats.add(stats_slot, kMisses);
             leave_flight();
-            ereport(ERROR, (errcode(error_code), errmsg_internal("%s", message),
+            ereport(ERROR, (errcode(settled.error_code), errmsg_internal("%s", settled.message),
                             errdetail("Raised by the computation another backend ran for this cache key.")));
         }
-        if (state == FlightState::Done && entry) {
-            CopyOutSink sink;
-            LookupStatus got = sh.store.read_pinned(entry, sink);
-            // The check can raise: leave the flight, as on a cancel.
-            bool allowed = leaving_flight_on_error(
-                [&] { return got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len); });
-            if (allowed) {
-                sh.stats.add(stats_slot, kMisses);
-                sh.stats.add(stats_slot, kShared);
-                leave_flight();
-                return Result{sink.payload, sink.payload_len};
-            }
-            leave_flight();
+        if (settled.state == FlightState::Done && settled.entry) {
+            LookupStatus got;
+            Result r;
+            if (take_shared_result(settled.entry, stats_slot, &got, &r)) return r;
             if (got == LookupStatus::Stale) continue;  // a commit since: fly again
             // A commit in progress hides the entry. The next leader waits for
             // it, so fly again, once: a commit that stays in progress (a

@@ -518,94 +518,130 @@ void settle_with_deltas(Analysis *analysis, const PreparedQuery &q, const Encode
     dep->flags |= kDeltaStamp;
 }
 
+namespace {
+
+// Retry: catalogs changed meanwhile; OtherPath: the search path is not the
+// key's (compute, and do not store).
+enum class CarryOutcome { Retry, OtherPath, Unmoved, Kept, Corrected, Invalid, CannotTell };
+
+// The counters' current values for a carry, and the records between the
+// entry's stamps and them.
+struct CarryStamps {
+    DepStamp *current;    // the entry's stamps, advanced to the current values
+    List *records;
+    bool complete;        // every value on the way has its record
+    bool moved;           // some counter moved since the stamp
+    TimestampTz carried_at;
+};
+
+CarryStamps read_carry_stamps(const CopyOutSink &stale, Oid relid) {
+    Shared &sh = shared_state();
+    CarryStamps c{};
+    c.current = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * stale.ndeps));
+    uint64 *values = static_cast<uint64 *>(palloc0(sizeof(uint64) * stale.ndeps));
+    // The carried entry's stamp time: a commit it misses bumps after the
+    // values below are read; it became visible after this moment unless
+    // it was already announced, and then the entry keeps its old time.
+    c.carried_at = GetCurrentTimestamp();
+    if (sh.gens.any_commit_pending(stale.deps, stale.ndeps)) c.carried_at = stale.stamped_at;
+    c.complete = collect_records(stale.deps, stale.ndeps, relid, values, &c.records);
+    for (uint32_t i = 0; i < stale.ndeps; i++) {
+        c.current[i] = stale.deps[i];
+        c.current[i].generation = values[i];
+        c.moved |= values[i] != stale.deps[i].generation;
+    }
+    return c;
+}
+
+// Evaluates the records over the entry and stores what they make of it:
+// the same payload with advanced stamps, or a corrected count.
+CarryOutcome apply_carry(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale,
+                         const PreparedQuery &q, const Shape &s, Analysis *a, const CarryStamps &c,
+                         MemoryContext caller_ctx) {
+    Shared &sh = shared_state();
+    Verdict verdict;
+    int64 correction = 0;
+    if (!evaluate_records(q, s, call.kind, c.records, nullptr, stale.payload, stale.payload_len, &verdict,
+                          &correction))
+        return CarryOutcome::CannotTell;
+    if (verdict == Verdict::Invalid) return CarryOutcome::Invalid;
+    if (correction == 0) {
+        // Same payload: advance the stamps in place, or store anew if the
+        // entry is pinned.
+        if (!sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, c.current,
+                                    c.carried_at)) {
+            memcpy(a->deps, c.current, sizeof(DepStamp) * a->ndeps);
+            a->stamped_at = c.carried_at;
+            store_result(sh, stats_slot, key, *a, Result{stale.payload, stale.payload_len}, nullptr);
+        }
+        return CarryOutcome::Kept;
+    }
+    ResultReader rd(stale.payload, stale.payload_len);
+    memcpy(a->deps, c.current, sizeof(DepStamp) * a->ndeps);
+    a->stamped_at = c.carried_at;
+    store_result(sh, stats_slot, key, *a, count_result(rd.count() + correction, caller_ctx), nullptr);
+    return CarryOutcome::Corrected;
+}
+
+// One attempt: the statement analyzed again, the records read and applied.
+CarryOutcome try_carry(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale,
+                       MemoryContext caller_ctx) {
+    AcceptInvalidationMessages();
+    uint64 invalidations_seen = SharedInvalidMessageCounter;
+    if (!same_search_path(call)) return CarryOutcome::OtherPath;
+    Analysis a{};
+    PreparedQuery q = prepare_query(call, &a, invalidations_seen, false);
+    bool same_deps = a.ndeps == stale.ndeps;
+    for (uint32_t i = 0; same_deps && i < a.ndeps; i++) same_deps = a.deps[i].slot == stale.deps[i].slot;
+    Shape s;
+    if (!OidIsValid(a.delta_relid) || a.uncacheable != Uncacheable::No || !same_deps ||
+        !shape_of(prepared_query_tree(q.plan), call.kind, &s)) {
+        SPI_finish();
+        return CarryOutcome::CannotTell;  // the query means something else now
+    }
+    MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
+    CarryStamps c = read_carry_stamps(stale, a.delta_relid);
+    AcceptInvalidationMessages();
+    CarryOutcome outcome = CarryOutcome::Retry;
+    if (!c.complete)
+        outcome = CarryOutcome::CannotTell;
+    else if (!c.moved)
+        outcome = CarryOutcome::Unmoved;  // the commit it waited for aborted
+    else if (SharedInvalidMessageCounter == invalidations_seen)
+        outcome = apply_carry(call, key, stats_slot, stale, q, s, &a, c, caller_ctx);
+    MemoryContextSwitchTo(spi_ctx);
+    SPI_finish();
+    return outcome;
+}
+
+}  // namespace
+
 bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale) {
     Shared &sh = shared_state();
     MemoryContext caller_ctx = CurrentMemoryContext;
     // A commit in progress on a dependency: wait for it (bounded, as a miss
     // would) and carry the entry past it, rather than recompute.
     wait_for_commits_in_progress(stale.deps, stale.ndeps);
-    enum class Outcome { Retry, Unmoved, Kept, Corrected, Invalid, CannotTell } outcome = Outcome::Retry;
+    CarryOutcome outcome = CarryOutcome::Retry;
     // As on a miss (compute.cpp): the analysis must be no older than the
     // generations read, or the evaluation could be of another query. A
     // catalog change received after them means: analyze again.
-    for (int analyses = 1; analyses <= kMaxCarryAnalyses && outcome == Outcome::Retry; analyses++) {
-        AcceptInvalidationMessages();
-        uint64 invalidations_seen = SharedInvalidMessageCounter;
-        if (!same_search_path(call)) break;  // not this key's path: compute (and not store)
-        Analysis a{};
-        PreparedQuery q = prepare_query(call, &a, invalidations_seen, false);
-        bool same_deps = a.ndeps == stale.ndeps;
-        for (uint32_t i = 0; same_deps && i < a.ndeps; i++) same_deps = a.deps[i].slot == stale.deps[i].slot;
-        Shape s;
-        if (!OidIsValid(a.delta_relid) || a.uncacheable != Uncacheable::No || !same_deps ||
-            !shape_of(prepared_query_tree(q.plan), call.kind, &s)) {
-            SPI_finish();
-            outcome = Outcome::CannotTell;  // the query means something else now
-            break;
-        }
-        MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
-        auto *current = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * a.ndeps));
-        uint64 *values = static_cast<uint64 *>(palloc0(sizeof(uint64) * a.ndeps));
-        List *records = NIL;
-        // The carried entry's stamp time: a commit it misses bumps after the
-        // values below are read; it became visible after this moment unless
-        // it was already announced, and then the entry keeps its old time.
-        TimestampTz carried_at = GetCurrentTimestamp();
-        if (sh.gens.any_commit_pending(stale.deps, stale.ndeps)) carried_at = stale.stamped_at;
-        bool complete = collect_records(stale.deps, stale.ndeps, a.delta_relid, values, &records);
-        bool moved = false;
-        for (uint32_t i = 0; i < a.ndeps; i++) {
-            current[i] = stale.deps[i];
-            current[i].generation = values[i];
-            moved |= values[i] != stale.deps[i].generation;
-        }
-        AcceptInvalidationMessages();
-        if (!complete) {
-            outcome = Outcome::CannotTell;
-        } else if (!moved) {
-            outcome = Outcome::Unmoved;  // the commit it waited for aborted
-        } else if (SharedInvalidMessageCounter == invalidations_seen) {
-            Verdict verdict;
-            int64 correction = 0;
-            if (!evaluate_records(q, s, call.kind, records, nullptr, stale.payload, stale.payload_len,
-                                  &verdict, &correction))
-                outcome = Outcome::CannotTell;
-            else if (verdict == Verdict::Invalid)
-                outcome = Outcome::Invalid;
-            else if (correction == 0) {
-                // Same payload: advance the stamps in place, or store anew
-                // if the entry is pinned.
-                outcome = Outcome::Kept;
-                if (!sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, current,
-                                            carried_at)) {
-                    memcpy(a.deps, current, sizeof(DepStamp) * a.ndeps);
-                    a.stamped_at = carried_at;
-                    store_result(sh, stats_slot, key, a, Result{stale.payload, stale.payload_len}, nullptr);
-                }
-            } else {
-                outcome = Outcome::Corrected;
-                ResultReader rd(stale.payload, stale.payload_len);
-                memcpy(a.deps, current, sizeof(DepStamp) * a.ndeps);
-                a.stamped_at = carried_at;
-                store_result(sh, stats_slot, key, a, count_result(rd.count() + correction, caller_ctx), nullptr);
-            }
-        }
-        MemoryContextSwitchTo(spi_ctx);
-        SPI_finish();
-    }
+    for (int analyses = 1; analyses <= kMaxCarryAnalyses && outcome == CarryOutcome::Retry; analyses++)
+        outcome = try_carry(call, key, stats_slot, stale, caller_ctx);
 
     switch (outcome) {
-        case Outcome::Unmoved: return true;
-        case Outcome::Kept: sh.stats.add(stats_slot, kDeltaKept); return true;
-        case Outcome::Corrected: sh.stats.add(stats_slot, kDeltaCorrected); return true;
-        case Outcome::Retry: return false;  // catalogs kept changing: compute this time
-        case Outcome::Invalid:
-        case Outcome::CannotTell:
+        case CarryOutcome::Unmoved: return true;
+        case CarryOutcome::Kept: sh.stats.add(stats_slot, kDeltaKept); return true;
+        case CarryOutcome::Corrected: sh.stats.add(stats_slot, kDeltaCorrected); return true;
+        case CarryOutcome::Retry: return false;  // catalogs kept changing: compute this time
+        case CarryOutcome::OtherPath: return false;
+        case CarryOutcome::Invalid:
+        case CarryOutcome::CannotTell:
             // For good: remove it, so that the readers arriving now miss and
             // share one computation instead of each trying to carry it.
             sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, nullptr);
             sh.stats.add(stats_slot, kInvalidations);
-            if (outcome == Outcome::CannotTell) sh.stats.add(stats_slot, kDeltaFallbacks);
+            if (outcome == CarryOutcome::CannotTell) sh.stats.add(stats_slot, kDeltaFallbacks);
             return false;
     }
     return false;
