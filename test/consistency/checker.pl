@@ -48,7 +48,7 @@ use lib $FindBin::RealBin;
 use MemoFaults;
 
 my %opt = (reads => undef, writers => 2, readers => 4, 'seed-rows' => 2000, 'pause-ms' => 20,
-           'max-seconds' => undef, port => 55600 + int rand 100, keep => 0, rng => undef,
+           'max-seconds' => undef, port => 55600 + int rand 99, keep => 0, rng => undef,
            'cache-size' => '64MB', bindir => undef, 'no-deltas' => 0, standby => 0, faults => 0,
            'fault-every-ms' => 2000, resets => 8, 'wait-timeout-ms' => 2000, 'timeout-share' => 0.05);
 GetOptions(\%opt, 'reads=i', 'writers=i', 'readers=i', 'seed-rows=i', 'pause-ms=f', 'max-seconds=i',

@@ -199,6 +199,10 @@ run_test() {  # tree, name, test...
       perl "$SRC/test/consistency/checker.pl" --bindir "$PREFIX$BINDIR" --reads "$READS" "$@" \
            --seed-rows "$SEED_ROWS" --writers 2 --readers 4 --max-seconds 600 >"$WORK/$name.out" 2>&1 || rc=$?
       sed -n '/^checked reads/,/^skipped/p' "$WORK/$name.out"
+      # A checker that never reported judged nothing (it did not start, say).
+      if ! grep -q '^checked reads' "$WORK/$name.out"; then
+        tail -3 "$WORK/$name.out" | sed 's/^/  /'; return 2
+      fi
       local mismatches
       mismatches=$(grep -oE 'mismatches: strict [0-9]+, window [0-9]+, repeatable read [0-9]+' "$WORK/$name.out" |
                    grep -oE '[0-9]+' | awk '{s += $1} END {print s + 0}' || true)
