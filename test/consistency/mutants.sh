@@ -218,9 +218,13 @@ run_test() {  # tree, name, test...
       chown -R postgres "$tree"
       runuser -u postgres -- make -C "$tree" installcheck PG_CONFIG="$PREFIX$BINDIR/pg_config" "${args[@]}" \
           >"$WORK/$name.out" 2>&1 || rc=$?
-      # The first failing assertion, for the record.
-      grep -hE '^not ok|^test .*FAILED|^not ok +[0-9]+ +- ' "$WORK/$name.out" "$tree"/tmp_check/log/regress_log_* 2>/dev/null |
-        head -3 | sed 's/^/  /' || true
+      # The failing assertions, for the record: how many, and the first ones.
+      local failing
+      failing=$(grep -hE '^(\[[^]]*\]\([^)]*\) )?not ok ' "$tree"/tmp_check/log/regress_log_* 2>/dev/null |
+                sed -E 's/^\[[^]]*\]\([^)]*\) //' || true)
+      [ -z "$failing" ] || printf '  %d failing assertions, the first: %s\n' "$(wc -l <<<"$failing")" \
+                                 "$(head -3 <<<"$failing" | paste -sd ';' -)"
+      grep -hE '^test .*FAILED|^not ok +[0-9]+ +- ' "$WORK/$name.out" 2>/dev/null | head -3 | sed 's/^/  /' || true
       [ -f "$tree/regression.diffs" ] && head -12 "$tree/regression.diffs" | sed 's/^/  /'
       grep -E '^(Result|Files=)|tests (passed|failed)' "$WORK/$name.out" | sed 's/^/  /' || true
       # A suite that ran nothing, or failed without a failing assertion
