@@ -87,6 +87,17 @@ sub count_lines {
     return $n;
 }
 
+# What the injector and the monitor start with: their log (appended to,
+# flushed at once), a function that writes a timed line to it, and their
+# connection.
+sub process_start {
+    my (%o) = @_;
+    open my $log, '>>', $o{log} or die "$o{log}: $!";
+    $log->autoflush(1);
+    my $say = sub { printf $log "%.3f %s\n", Time::HiRes::time() - $o{started}, join(' ', @_) };
+    return ($log, $say, MemoConsistency::reconnect($o{conn}));
+}
+
 # Options: conn (a tolerant connection), data (the data directory), server_log,
 # log (the injector's own log of what it did), problems_log (the checker's),
 # every_ms (mean time between faults other than kill -9), resets (kill -9 in
@@ -95,10 +106,7 @@ sub count_lines {
 sub run_injector {
     my (%o) = @_;
     my %n;
-    open my $log, '>>', $o{log} or die "$o{log}: $!";
-    $log->autoflush(1);
-    my $say = sub { printf $log "%.3f %s\n", Time::HiRes::time() - $o{started}, join(' ', @_) };
-    my $db = MemoConsistency::reconnect($o{conn});
+    my ($log, $say, $db) = process_start(%o);
     my $from = $o{started} + $o{warmup};
     my $until = $o{deadline} - $o{quiet};
     my $slot = ($until - $from) / ($o{resets} || 1);
@@ -390,10 +398,7 @@ sub run_injector {
 sub run_monitor {
     my (%o) = @_;
     my %n;
-    open my $log, '>>', $o{log} or die "$o{log}: $!";
-    $log->autoflush(1);
-    my $say = sub { printf $log "%.3f %s\n", Time::HiRes::time() - $o{started}, join(' ', @_) };
-    my $db = MemoConsistency::reconnect($o{conn});
+    my ($log, $say, $db) = process_start(%o);
     my $wait_timeout = $o{wait_timeout_ms} / 1000;
     my $per_call = $wait_timeout + 4 * $o{commit_wait_timeout_ms} / 1000;
     my $stuck_after = $wait_timeout + MARGIN_SECONDS;
