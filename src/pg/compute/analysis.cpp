@@ -42,7 +42,7 @@ extern "C" {
 #include "invalidate/catalog_changes.hpp"
 #include "compat.hpp"
 #include "invalidate/write_set.hpp"
-#include "serve/privileges.hpp"
+#include "privileges.hpp"
 #include "invalidate/watch.hpp"
 #include "settings.hpp"
 #include "counter_slots.hpp"

@@ -3,7 +3,7 @@
 // "Deltas"). Which queries qualify: delta_qualify.hpp.
 #pragma once
 
-#include "serve/copy_out_sink.hpp"
+#include "copy_out_sink.hpp"
 #include "compute/prepared_query.hpp"
 #include "compute/results.hpp"
 

@@ -8,8 +8,8 @@
 #include "compute/flights.hpp"
 #include "invalidate/catalog_changes.hpp"
 #include "compute/compute.hpp"
-#include "serve/copy_out_sink.hpp"
-#include "serve/privileges.hpp"
+#include "copy_out_sink.hpp"
+#include "privileges.hpp"
 #include "compute/query_errors.hpp"
 #include "invalidate/write_set.hpp"
 

@@ -4,7 +4,7 @@
 #include "serve/older_answers.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
-#include "serve/privileges.hpp"
+#include "privileges.hpp"
 #include "compute/query_errors.hpp"
 #include "invalidate/write_set.hpp"
 

@@ -10,7 +10,7 @@
 #pragma once
 
 #include "call.hpp"
-#include "serve/copy_out_sink.hpp"
+#include "copy_out_sink.hpp"
 #include "compute/results.hpp"
 
 namespace pgmemo {

@@ -1,5 +1,5 @@
 // The privilege checks a hit repeats, encoded with each entry.
-#include "serve/privileges.hpp"
+#include "privileges.hpp"
 
 extern "C" {
 #include "executor/executor.h"
