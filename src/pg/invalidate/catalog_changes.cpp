@@ -99,17 +99,12 @@ int looked_up_capacity = 0;
 // (a renamed index swapped in, a pg_class row removed) also bumps it.
 // TopMemoryContext.
 int utility_depth = 0;
-uint32_t *statement_slots = nullptr;
-uint32_t statement_count = 0;
-uint32_t statement_capacity = 0;
+KeptSlotSet statement_slots;
 
 // Marks a counter for this transaction (and the statement's later steps).
 void mark(uint32_t slot) {
     mark_written(slot);
-    if (utility_depth == 0) return;
-    for (uint32_t i = 0; i < statement_count; i++)
-        if (statement_slots[i] == slot) return;
-    append_kept(&statement_slots, &statement_count, &statement_capacity, slot);
+    if (utility_depth > 0) statement_slots.add(slot);
 }
 
 void mark_relation(Oid relid) {
@@ -464,7 +459,7 @@ void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool rea
     {
         // No later step will commit. Only this backend's list is written.
         utility_depth--;
-        statement_count = 0;
+        statement_slots.clear();
         PG_RE_THROW();
     }
     PG_END_TRY();
@@ -487,8 +482,8 @@ bool transaction_changed_catalogs() { return changed_catalogs_now; }
 bool mark_catalog_changes() {
     // A later step of a statement that commits in steps: its earlier steps'
     // marks again; the statement's last step, once it returned.
-    for (uint32_t i = 0; i < statement_count; i++) mark_written(statement_slots[i]);
-    if (utility_depth == 0) statement_count = 0;
+    for (uint32_t i = 0; i < statement_slots.count; i++) mark_written(statement_slots.slots[i]);
+    if (utility_depth == 0) statement_slots.clear();
     if (!TransactionIdIsValid(GetTopTransactionIdIfAny())) return dropped_relation;
     SharedInvalidationMessage *msgs;
     bool init_file_inval;

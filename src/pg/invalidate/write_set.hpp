@@ -10,6 +10,26 @@
 
 namespace pgmemo {
 
+// A set of counter slots in TopMemoryContext: it outlives transactions and
+// errors, and reading it never allocates.
+struct KeptSlotSet {
+    uint32_t *slots = nullptr;
+    uint32_t count = 0;
+    uint32_t capacity = 0;
+    uint64_t filter = 0;
+
+    SlotSetView view() const { return SlotSetView{slots, count, filter}; }
+    void add(uint32_t slot) {
+        if (view().contains(slot)) return;
+        append_kept(&slots, &count, &capacity, slot);
+        filter |= SlotSetView::filter_bit(slot);
+    }
+    void clear() {
+        count = 0;
+        filter = 0;
+    }
+};
+
 // Every counter this transaction marked.
 SlotSetView own_writes();
 
