@@ -79,7 +79,7 @@ namespace pgmemo {
 namespace {
 
 bool purge_after_commit = false;  // it dropped relations: free their entries
-uint32_t pending_count = 0;       // written_slots[0..n) whose commit is announced
+uint32_t pending_count = 0;       // own_writes().slots[0..n) whose commit is announced
 bool commit_to_publish = false;   // committed; bumped once its invalidations are out
 // Read at pre-commit (or pre-prepare), before the commit can be visible: the
 // bumps carry it as the earliest moment their change can have become
