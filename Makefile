@@ -4,8 +4,9 @@
 
 EXTENSION  = pg_memo
 MODULE_big = pg_memo
-# The install script and the upgrade scripts, all in sql/.
-DATA       = $(wildcard sql/$(EXTENSION)--*.sql)
+# The install script and the upgrade scripts, beside the control file (as in
+# contrib); sql/ and expected/ are pg_regress's, as PGXS expects them.
+DATA       = $(wildcard $(EXTENSION)--*.sql)
 PGFILEDESC = "pg_memo - memoized query results in shared memory"
 
 include src/core/sources.mk
@@ -18,13 +19,13 @@ PG_CPPFLAGS = -I$(srcdir)/src/core -I$(srcdir)/src/pg
 PG_CXXFLAGS = -std=c++17 -Wno-register -MMD -MP
 SHLIB_LINK += -lstdc++
 
-# pg_regress suites: test/sql/<suite>.sql, checked against
-# test/expected/<suite>.out, on a temporary instance that preloads pg_memo
+# pg_regress suites: sql/<suite>.sql, checked against
+# expected/<suite>.out, on a temporary instance that preloads pg_memo
 # (test/regress.conf). Each suite runs alone too (make installcheck
-# REGRESS=ddl TAP_TESTS=): test/sql/include/setup.sql creates what they
+# REGRESS=ddl TAP_TESTS=): sql/include/setup.sql creates what they
 # share. Results go to results/ and regression.diffs.
 REGRESS = basics refusals invalidation security stats ddl edge_cases privileges deltas older_answers
-REGRESS_OPTS = --inputdir=$(srcdir)/test \
+REGRESS_OPTS = --inputdir=$(srcdir) \
                --temp-instance=$(CURDIR)/tmp_check_regress \
                --temp-config=$(srcdir)/test/regress.conf
 

@@ -150,7 +150,7 @@ check_package() {
   check "$pkg: $version" test "$version" = "installed $(cd "$TREE" && dpkg-parsechangelog -SVersion)"
   local expected=("$libdir/$ext.so" "$extdir/$ext.control")
   local f
-  for f in "$TREE/$dir"/sql/"$ext"--*.sql; do expected+=("$extdir/$(basename "$f")"); done
+  for f in "$TREE/$dir/$ext"--*.sql; do expected+=("$extdir/$(basename "$f")"); done
   if "$pgc" --configure | grep -q -- --with-llvm; then
     expected+=("$libdir/bitcode/$ext.index.bc")
   fi

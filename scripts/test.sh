@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of pg_memo: the core's unit tests (ctest), the check that
 # no modules include each other in a cycle (scripts/check-includes.pl), then the
-# pg_regress suites (test/sql, test/expected) and TAP suites (test/t) on
-# temporary instances, then pg_memo_directory's suites (directory/test),
+# pg_regress suites (sql, expected) and TAP suites (test/t) on
+# temporary instances, then pg_memo_directory's suites (directory/sql),
 # then that every mutant of test/consistency/mutants.sh still applies and
 # compiles, the Prometheus exporter's metrics (scripts/test-exporter.sh), the
 # Debian package (scripts/build-deb.sh: built from the tracked files,

@@ -160,7 +160,7 @@ for m in ${MUTANTS:-$ALL}; do
   case "$kind" in
     checker) ;;
     tap) [ -f "$SRC/$suite" ] || { echo "FAIL: mutant $m: no TAP file $suite" >&2; exit 1; } ;;
-    regress) [ -f "$SRC/test/sql/$suite.sql" ] || { echo "FAIL: mutant $m: no pg_regress suite $suite" >&2; exit 1; } ;;
+    regress) [ -f "$SRC/sql/$suite.sql" ] || { echo "FAIL: mutant $m: no pg_regress suite $suite" >&2; exit 1; } ;;
     *) echo "FAIL: mutant $m: unknown kind of test $kind" >&2; exit 1 ;;
   esac
   tree="$WORK/probe" touched=()

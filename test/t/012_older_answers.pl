@@ -1,5 +1,5 @@
 # What a caller may opt into instead of an exact result, where more than
-# one session is needed (the single-session cases are test/sql/older_answers.sql):
+# one session is needed (the single-session cases are sql/older_answers.sql):
 #
 # 1. pg_memo.max_staleness: the bound, proven from the commit times of the
 #    writes. Readers record when each call started and ended and what it

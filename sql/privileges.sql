@@ -2,7 +2,7 @@
 -- pg_memo function and view, who may watch, unwatch, invalidate and reset,
 -- one entry per role, what the monitoring views show to whom, cache
 -- poisoning through session settings, and the bound on cache filling.
--- test/sql/security.sql covers hits.
+-- sql/security.sql covers hits.
 \getenv abs_srcdir PG_ABS_SRCDIR
 \i :abs_srcdir/sql/include/setup.sql
 \set VERBOSITY terse

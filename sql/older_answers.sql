@@ -1,119 +1,57 @@
-\i test/sql/include/setup.sql
-\set ECHO none
+\getenv abs_srcdir PG_ABS_SRCDIR
+\i :abs_srcdir/sql/include/setup.sql
+
 -- What a caller may opt into instead of an exact result (docs/consistency.md,
 -- "Older answers (opting out of exactness)"). Each is off by default.
 CREATE TABLE price (id int PRIMARY KEY, amount int NOT NULL, n int NOT NULL DEFAULT 1);
 INSERT INTO price VALUES (1, 10), (2, 20);
 SELECT memo.watch('price');
- watch 
--------
- 
-(1 row)
-
 CREATE FUNCTION older(name text) RETURNS TABLE (stale_hits bigint, stale_on_error_hits bigint, error_hits bigint)
 LANGUAGE sql AS $$
   SELECT stale_hits, stale_on_error_hits, error_hits
     FROM memo.stats WHERE datname = current_database() AND cache_name = name
 $$;
+
 -- ---- pg_memo.max_staleness -------------------------------------------------
+
 -- Exact by default: the next statement after a commit sees it.
 SHOW pg_memo.max_staleness;
- pg_memo.max_staleness 
------------------------
- 0
-(1 row)
-
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');
- count 
--------
-     2
-(1 row)
-
 INSERT INTO price VALUES (3, 30);
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');
- count 
--------
-     3
-(1 row)
 
 -- Opted in: the previous result is served, and counted, while it is younger
 -- than the bound (an hour here, so that no refresh is due).
 SET pg_memo.max_staleness = '1h';
 INSERT INTO price VALUES (4, 40);
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');
- count 
--------
-     3
-(1 row)
-
 SELECT * FROM older('total');
- stale_hits | stale_on_error_hits | error_hits 
-------------+---------------------+------------
-          1 |                   0 |          0
-(1 row)
 
 -- Never to a transaction that wrote the table: its own write shows.
 BEGIN;
 INSERT INTO price VALUES (5, 50);
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');
- count 
--------
-     5
-(1 row)
-
 ROLLBACK;
+
 -- Never under REPEATABLE READ (or SERIALIZABLE): one snapshot, exact.
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');
- count 
--------
-     4
-(1 row)
-
 COMMIT;
+
 -- Never after DDL on a table it read: the question changed, not the rows.
 INSERT INTO price VALUES (6, 60);
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');  -- older
- count 
--------
-     3
-(1 row)
-
 ALTER TABLE price ADD COLUMN note text;
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');  -- exact
- count 
--------
-     5
-(1 row)
-
 -- Nor after memo.invalidate: the DBA says the entries may be wrong.
 INSERT INTO price VALUES (7, 70);
 SELECT memo.invalidate('price');
- invalidate 
-------------
- 
-(1 row)
-
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');
- count 
--------
-     6
-(1 row)
-
 -- Nor after a privilege change on it.
 INSERT INTO price VALUES (8, 80);
 GRANT SELECT ON price TO PUBLIC;
 SELECT memo.count('total', 'SELECT * FROM price WHERE amount > 5');
- count 
--------
-     7
-(1 row)
-
 SELECT * FROM older('total');
- stale_hits | stale_on_error_hits | error_hits 
-------------+---------------------+------------
-          2 |                   0 |          0
-(1 row)
 
 -- The same table and the same role, one API configured alone: ALTER
 -- FUNCTION ... SET scopes the setting to calls through that function.
@@ -122,233 +60,76 @@ CREATE FUNCTION relaxed_total() RETURNS bigint LANGUAGE sql
   SET pg_memo.max_staleness = '1h'
   AS $$ SELECT memo.count('relaxed', 'SELECT * FROM price WHERE amount > 5') $$;
 SELECT relaxed_total();
- relaxed_total 
----------------
-             7
-(1 row)
-
 INSERT INTO price VALUES (9, 90);
 SELECT relaxed_total() AS through_the_function,
        memo.count('relaxed', 'SELECT * FROM price WHERE amount > 5') AS exact_caller;
- through_the_function | exact_caller 
-----------------------+--------------
-                    7 |            8
-(1 row)
-
 SHOW pg_memo.max_staleness;
- pg_memo.max_staleness 
------------------------
- 0
-(1 row)
 
 -- ---- pg_memo.stale_on_error ------------------------------------------------
+
 -- A recomputation that fails with an error of the query: the error, by
 -- default; with stale_on_error, the previous result and a WARNING.
 SELECT * FROM memo.list('ratio', 'SELECT 100 / amount AS r FROM price WHERE id = 1') AS t(r int);
- r  
-----
- 10
-(1 row)
-
 UPDATE price SET amount = 0 WHERE id = 1;
 SELECT * FROM memo.list('ratio', 'SELECT 100 / amount AS r FROM price WHERE id = 1') AS t(r int);
-ERROR:  division by zero
-CONTEXT:  SQL statement "SELECT 100 / amount AS r FROM price WHERE id = 1"
 SET pg_memo.stale_on_error = '1h';
 SELECT * FROM memo.list('ratio', 'SELECT 100 / amount AS r FROM price WHERE id = 1') AS t(r int);
-WARNING:  pg_memo served an older result of "ratio": computing the current one failed
-DETAIL:  The computation failed with SQLSTATE 22012: division by zero. The result served misses the commits made since it was computed, none longer ago than pg_memo.stale_on_error.
-HINT:  pg_memo.stale_on_error allows this; set it to 0 to get the error instead.
- r  
-----
- 10
-(1 row)
-
 SELECT * FROM older('ratio');
- stale_hits | stale_on_error_hits | error_hits 
-------------+---------------------+------------
-          0 |                   1 |          0
-(1 row)
-
 -- A statement timeout too: the recomputation is slow after the write.
 SELECT memo.count('slow', 'SELECT * FROM price p, generate_series(1, p.n) WHERE p.id = 2');
- count 
--------
-     1
-(1 row)
-
 UPDATE price SET n = 100000000 WHERE id = 2;
 SET statement_timeout = '100ms';
 SELECT memo.count('slow', 'SELECT * FROM price p, generate_series(1, p.n) WHERE p.id = 2');
-WARNING:  pg_memo served an older result of "slow": computing the current one failed
-DETAIL:  The computation failed with SQLSTATE 57014: canceling statement due to statement timeout. The result served misses the commits made since it was computed, none longer ago than pg_memo.stale_on_error.
-HINT:  pg_memo.stale_on_error allows this; set it to 0 to get the error instead.
- count 
--------
-     1
-(1 row)
-
 RESET statement_timeout;
 SELECT * FROM older('slow');
- stale_hits | stale_on_error_hits | error_hits 
-------------+---------------------+------------
-          0 |                   1 |          0
-(1 row)
-
 -- Not after DDL: then the error.
 ALTER TABLE price ADD COLUMN note2 text;
 SELECT * FROM memo.list('ratio', 'SELECT 100 / amount AS r FROM price WHERE id = 1') AS t(r int);
-ERROR:  division by zero
-CONTEXT:  SQL statement "SELECT 100 / amount AS r FROM price WHERE id = 1"
 RESET pg_memo.stale_on_error;
 UPDATE price SET n = 1 WHERE id = 2;
+
 -- ---- pg_memo.error_ttl -----------------------------------------------------
+
 -- Off: every call runs the failing query again.
 SELECT computations FROM counters('oops');
- computations 
---------------
-(0 rows)
-
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SELECT computations FROM counters('oops');
- computations 
---------------
-            2
-(1 row)
-
 -- On: the error is remembered for the key, raised again without running it.
 SET pg_memo.error_ttl = '1h';
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SELECT computations, error_hits FROM counters('oops'), older('oops');
- computations | error_hits 
---------------+------------
-            3 |          2
-(1 row)
-
 -- Its message is the query's own, with pg_memo's context.
 SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1');
-ERROR:  division by zero
-CONTEXT:  pg_memo: error remembered for "oops" (pg_memo.error_ttl)
 -- A caller with error_ttl = 0 does not take it: it runs the query.
 SET pg_memo.error_ttl = 0;
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SELECT computations FROM counters('oops');
- computations 
---------------
-            4
-(1 row)
-
 -- A commit that touches the table clears it.
 SET pg_memo.error_ttl = '1h';
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 UPDATE price SET n = 2 WHERE id = 2;
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SELECT computations FROM counters('oops');
- computations 
---------------
-            5
-(1 row)
-
 -- Cancels and timeouts are not errors of the query: never remembered (the
 -- second call runs the query again, and times out again).
 SET statement_timeout = '100ms';
 SELECT try($$SELECT memo.count('sleepy', 'SELECT * FROM generate_series(1, 100000000)')$$);
-ERROR:  canceling statement due to statement timeout
-CONTEXT:  SQL statement "SELECT count(*) FROM (
-SELECT * FROM generate_series(1, 100000000)
-) AS pg_memo_count"
-SQL statement "SELECT memo.count('sleepy', 'SELECT * FROM generate_series(1, 100000000)')"
-PL/pgSQL function try(text) line 3 at EXECUTE
 SELECT try($$SELECT memo.count('sleepy', 'SELECT * FROM generate_series(1, 100000000)')$$);
-ERROR:  canceling statement due to statement timeout
-CONTEXT:  SQL statement "SELECT count(*) FROM (
-SELECT * FROM generate_series(1, 100000000)
-) AS pg_memo_count"
-SQL statement "SELECT memo.count('sleepy', 'SELECT * FROM generate_series(1, 100000000)')"
-PL/pgSQL function try(text) line 3 at EXECUTE
 RESET statement_timeout;
 SELECT computations, error_hits FROM counters('sleepy'), older('sleepy');
- computations | error_hits 
---------------+------------
-            2 |          0
-(1 row)
-
 -- A remembered error lives beside the result's entry: the older answer
 -- stays, and for a caller with stale_on_error the remembered error is a
 -- failed computation like any other.
 SELECT * FROM memo.list('both', 'SELECT 100 / amount AS r FROM price WHERE id = 2') AS t(r int);
- r 
----
- 5
-(1 row)
-
 UPDATE price SET amount = 0 WHERE id = 2;
 SELECT try($$SELECT * FROM memo.list('both', 'SELECT 100 / amount AS r FROM price WHERE id = 2') AS t(r int)$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SET pg_memo.stale_on_error = '1h';
 SELECT * FROM memo.list('both', 'SELECT 100 / amount AS r FROM price WHERE id = 2') AS t(r int);
-WARNING:  pg_memo served an older result of "both": computing the current one failed
-DETAIL:  The computation failed with SQLSTATE 22012: division by zero. The result served misses the commits made since it was computed, none longer ago than pg_memo.stale_on_error.
-HINT:  pg_memo.stale_on_error allows this; set it to 0 to get the error instead.
- r 
----
- 5
-(1 row)
-
 RESET pg_memo.stale_on_error;
 SELECT computations, error_hits, stale_on_error_hits FROM counters('both'), older('both');
- computations | error_hits | stale_on_error_hits 
---------------+------------+---------------------
-            2 |          1 |                   1
-(1 row)
-
 UPDATE price SET amount = 20 WHERE id = 2;
 -- A remembered error is raised only to a caller who may still read the
 -- table: after a membership is revoked (which moves no counter), the
@@ -360,70 +141,28 @@ REVOKE SELECT ON price FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO resil_group;
 SET ROLE resil_user;
 SELECT try($$SELECT memo.count('members', 'SELECT * FROM price WHERE 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 SELECT try($$SELECT memo.count('members', 'SELECT * FROM price WHERE 1 / (amount - amount) = 1')$$);
-           try           
--------------------------
- 22012: division by zero
-(1 row)
-
 RESET ROLE;
 REVOKE resil_group FROM resil_user;
 SET ROLE resil_user;
 SELECT try($$SELECT memo.count('members', 'SELECT * FROM price WHERE 1 / (amount - amount) = 1')$$);
-                   try                    
-------------------------------------------
- 42501: permission denied for table price
-(1 row)
-
 RESET ROLE;
 SELECT error_hits FROM older('members');
- error_hits 
-------------
-          1
-(1 row)
-
 RESET pg_memo.error_ttl;
+
 -- ---- pg_memo.unwatched_tables ----------------------------------------------
+
 CREATE TABLE loose (v int);
 INSERT INTO loose VALUES (1);
 SELECT try($$SELECT memo.count('loose', 'SELECT * FROM loose')$$);
-                         try                         
------------------------------------------------------
- 55000: table public.loose is not watched by pg_memo
-(1 row)
-
 SET pg_memo.unwatched_tables = compute;
 SELECT memo.count('loose', 'SELECT * FROM loose');   -- computed, WARNING once
-WARNING:  table public.loose is not watched by pg_memo: its queries run uncached
-DETAIL:  pg_memo.unwatched_tables is compute; this warning is given once per session, and memo.stats counts the calls as bypasses.
-HINT:  Run SELECT memo.watch('public.loose'); as its owner.
- count 
--------
-     1
-(1 row)
-
 INSERT INTO loose VALUES (2);
 SELECT memo.count('loose', 'SELECT * FROM loose');   -- no WARNING again
- count 
--------
-     2
-(1 row)
-
 SELECT calls, hits, computations, bypasses, entries FROM counters('loose');
- calls | hits | computations | bypasses | entries 
--------+------+--------------+----------+---------
-     3 |    0 |            3 |        2 |       0
-(1 row)
-
 SET pg_memo.unwatched_tables = bogus;
-ERROR:  invalid value for parameter "pg_memo.unwatched_tables": "bogus"
-HINT:  Available values: error, compute.
 RESET pg_memo.unwatched_tables;
+
 DROP TABLE loose, price CASCADE;
 DROP FUNCTION older(text);
 REVOKE USAGE ON SCHEMA public FROM resil_group;
