@@ -80,15 +80,6 @@ HeapTuple trigger_tuple(Oid trigger_oid) {
 
 }  // namespace
 
-bool is_pg_memo_trigger(Oid trigger_oid) {
-    HeapTuple tuple = trigger_tuple(trigger_oid);
-    if (!tuple) return false;
-    auto *t = reinterpret_cast<Form_pg_trigger>(GETSTRUCT(tuple));
-    bool ours = strcmp(NameStr(t->tgname), kTriggerName) == 0 && t->tgfoid == trigger_function();
-    heap_freetuple(tuple);
-    return ours;
-}
-
 bool is_watch_trigger(Oid trigger_oid) {
     HeapTuple tuple = trigger_tuple(trigger_oid);
     if (!tuple) return false;

@@ -6,9 +6,7 @@
 
 namespace pgmemo {
 
-// Whether this trigger is named and calls like pg_memo's (for noticing its
-// drop), and whether it is exactly what memo.watch creates (for watching).
-bool is_pg_memo_trigger(Oid trigger_oid);
+// Whether this trigger is exactly what memo.watch creates (for watching).
 bool is_watch_trigger(Oid trigger_oid);
 
 // Whether rel carries pg_memo's trigger, and in which state. Reads the
