@@ -2,7 +2,7 @@
 #include "pg_memo.hpp"
 
 #include "invalidate/catalog_changes.hpp"
-#include "invalidate/invalidation.hpp"
+#include "transaction_events.hpp"
 #include "compute/learned_reads.hpp"
 #include "durability/two_phase.hpp"
 #include "durability/wal_records.hpp"
@@ -40,7 +40,8 @@ void _PG_init(void) {
     pgmemo::add_shared_region_part({pgmemo::warm_restart_shared_size, pgmemo::warm_restart_attach});
     // RegisterXactCallback, RegisterSubXactCallback and
     // RegisterResourceReleaseCallback: the one hub of the transaction's
-    // events, which calls each subsystem in a written order (invalidation.cpp).
+    // events, which calls each subsystem in a written order
+    // (transaction_events.cpp).
     pgmemo::register_transaction_events();
     // ProcessUtility_hook and object_access_hook: DDL (catalog_changes.hpp).
     pgmemo::register_catalog_hooks();

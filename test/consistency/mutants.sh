@@ -69,8 +69,8 @@ caller_snapshot() {
   mutate "$1/src/pg/compute/compute.cpp" 's/RegisterSnapshot\(GetTransactionSnapshot\(\)\)/RegisterSnapshot(GetActiveSnapshot())/'
 }
 bump_at_precommit() {
-  mutate "$1/src/pg/invalidate/invalidation.cpp" \
-    's/(if \(own_writes\(\)\.count > 0\) begin_commit\(\);\n)(\s*)break;/$1$2publish_commit();\n$2break;/'
+  mutate "$1/src/pg/transaction_events.cpp" \
+    's/(\n(\s*)announce_commit\(\);\n)(\s*)break;/$1$2commit_is_visible();\n$2publish_visible_commit();\n$3break;/'
 }
 waiter_no_recheck() {
   mutate "$1/src/core/store.cpp" \

@@ -31,7 +31,7 @@ struct PreparedStatement {
 // transaction ends: a nested memo call cannot free a plan in use.
 PreparedStatement *find_statement(const Encoded &key, uint64 invalidations_now);
 
-// The transaction ended (the transaction-event hub, invalidation.cpp): no
+// The transaction ended (the transaction-event hub, transaction_events.cpp): no
 // statement is in use any more, and any may be released.
 void release_statements_in_use();
 

@@ -28,7 +28,7 @@ bool bump_with_delta_record(uint32_t slot, Micros visible_after);
 void forget_row_writes();
 
 // The subtransaction subid aborted (the transaction-event hub,
-// invalidation.cpp): the rows captured inside it never happened.
+// transaction_events.cpp): the rows captured inside it never happened.
 void forget_rows_captured_in(SubTransactionId subid);
 
 }  // namespace pgmemo

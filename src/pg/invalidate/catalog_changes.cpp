@@ -19,7 +19,7 @@
 //     relation whose definition, privileges, policies or triggers changed
 //     (relcache messages), and the routines or roles counter for changes to
 //     the catalogs a query's text resolves through outside its relations
-//     (catalog cache messages). The transaction-event hub (invalidation.cpp) announces
+//     (catalog cache messages). The commit protocol (invalidation.hpp) announces
 //     and bumps these marks like row writes.
 #include "invalidate/catalog_changes.hpp"
 

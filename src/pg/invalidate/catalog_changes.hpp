@@ -32,7 +32,7 @@ void start_schema_lookups();
 void stop_schema_lookups();
 const Oid *explicit_namespaces(int *n);
 
-// A subtransaction aborted (the transaction-event hub, invalidation.cpp):
+// A subtransaction aborted (the transaction-event hub, transaction_events.cpp):
 // schema lookups an error interrupted stop.
 void catalog_changes_subtransaction_aborted();
 

@@ -1,5 +1,6 @@
-// The transaction's events: what it wrote (write_set.hpp) announced at
-// pre-commit, bumped once its commit is visible, forgotten at its end.
+// A writing transaction's commit protocol: what it wrote (write_set.hpp)
+// announced at pre-commit, bumped once its commit is visible, forgotten at
+// its end; and the watch trigger's function.
 //
 // The protocol is docs/consistency.md, "Writers". In short:
 //   - A BEFORE ... FOR EACH STATEMENT trigger on every watched table marks the
@@ -26,29 +27,7 @@
 //     record of them, so that readers can carry entries forward. Any mark
 //     but the trigger's (DDL, memo.invalidate, apply) is "coarse": its
 //     counter gets no record.
-//
-// The one hub of the transaction's events: pg_memo registers one
-// transaction callback, one subtransaction callback and one resource-release
-// callback, all here, and each calls the subsystems in this order:
-//   PRE_COMMIT    catalog changes marked (catalog_changes.hpp), an apply
-//                 worker's tables marked, delta records reserved
-//                 (delta_capture.hpp), the commit announced (WAL: BEGIN)
-//   PRE_PREPARE   catalog changes marked, the marks saved in the prepared
-//                 transaction's state file (two_phase.hpp); an apply
-//                 worker's PREPARED record
-//   COMMIT        the bump is due (below); the PREPARE's gid forgotten;
-//                 statements released (statement_cache.hpp)
-//   resource release, lock phase, top level, after a COMMIT: the bump
-//                 (with the delta records), the announcement withdrawn,
-//                 dropped tables' entries freed, the transaction forgotten
-//   PREPARE       the gid forgotten, the transaction forgotten, statements
-//                 released
-//   ABORT         the announcement withdrawn, the state file of a failed
-//                 PREPARE removed, the transaction forgotten, flights left
-//                 (flights.hpp), statements released
-//   ABORT_SUB     schema lookups stopped (catalog_changes.hpp), the rows
-//                 captured inside the subtransaction dropped
-//                 (delta_capture.hpp)
+// The hub that calls these steps in order is transaction_events.cpp.
 #include "invalidate/invalidation.hpp"
 
 extern "C" {
@@ -57,7 +36,6 @@ extern "C" {
 #include "miscadmin.h"
 #include "replication/worker_internal.h"
 #include "utils/memutils.h"
-#include "utils/resowner.h"
 
 PG_FUNCTION_INFO_V1(pg_memo_invalidation_trigger);
 Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
@@ -65,12 +43,9 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 
 #include "invalidate/catalog_changes.hpp"
 #include "deltas/delta_capture.hpp"
-#include "compute/flights.hpp"
 #include "compat.hpp"
-#include "durability/two_phase.hpp"
 #include "durability/wal_records.hpp"
 #include "shared_state.hpp"
-#include "compute/statement_cache.hpp"
 #include "counter_slots.hpp"
 #include "invalidate/write_set.hpp"
 
@@ -115,6 +90,8 @@ void end_commit() {
     pending_count = 0;
 }
 
+}  // namespace
+
 void forget_transaction() {
     announced_in_wal = false;
     forget_writes();
@@ -141,6 +118,8 @@ void mark_subscription_relations() {
     }
 }
 
+namespace {
+
 // Bumps the marked counters and withdraws their announcement. Must not
 // fail: atomics only.
 void publish_commit() {
@@ -161,69 +140,34 @@ void publish_commit() {
     forget_transaction();
 }
 
-void memo_xact_callback(XactEvent event, void *) {
-    switch (event) {
-        case XACT_EVENT_PRE_COMMIT:
-            commit_began_at = GetCurrentTimestamp();
-            purge_after_commit = mark_catalog_changes();
-            mark_subscription_relations();
-            // The records are filled before the commit is announced: the
-            // commit then only bumps and links them.
-            reserve_delta_records(coarse_writes());
-            if (own_writes().count > 0) begin_commit();
-            break;
-        case XACT_EVENT_PRE_PREPARE:
-            // Never refused: the marks wait in a state file for COMMIT
-            // PREPARED, which announces and bumps them (two_phase.hpp).
-            // Until then the prepared writes are invisible to others, and
-            // entries stay valid. Captured rows are not kept: the bump
-            // will be a plain one.
-            mark_catalog_changes();
-            save_prepared_marks(GetTopTransactionIdIfAny(), own_writes().slots, own_writes().count);
-            // An apply worker's (a two-phase subscription): no file, but a
-            // record, so that standbys announce its tables before they
-            // replay its COMMIT PREPARED (wal_records.hpp).
-            if (MyLogicalRepWorker && writing_wal_records()) {
-                mark_subscription_relations();
-                if (own_writes().count > 0)
-                    log_prepared(GetTopTransactionIdIfAny(), own_writes().slots, own_writes().count);
-            }
-            break;
-        case XACT_EVENT_COMMIT:
-            // Visible to new snapshots now; its invalidations go out next.
-            commit_to_publish = true;
-            forget_prepare_gid(true);  // a PREPARE outside a transaction block
-            release_statements_in_use();
-            break;
-        case XACT_EVENT_PARALLEL_COMMIT:
-            release_statements_in_use();
-            break;
-        case XACT_EVENT_PREPARE:
-            forget_prepare_gid(true);
-            forget_transaction();
-            release_statements_in_use();
-            break;
-        case XACT_EVENT_ABORT:
-        case XACT_EVENT_PARALLEL_ABORT:
-            commit_to_publish = false;
-            end_commit();  // a failure between pre-commit and commit
-            forget_prepare_gid(false);
-            forget_transaction();
-            flights_cleanup();  // normally done already by the flight's own PG_CATCH
-            release_statements_in_use();
-            break;
-        default: break;
-    }
-}
-
-// A subtransaction's abort: what was captured or looked up inside it is gone.
-void memo_subxact_callback(SubXactEvent event, SubTransactionId subid, SubTransactionId, void *) {
-    if (event != SUBXACT_EVENT_ABORT_SUB) return;
-    catalog_changes_subtransaction_aborted();
-    forget_rows_captured_in(subid);
-}
-
 }  // namespace
+
+void commit_starts() { commit_began_at = GetCurrentTimestamp(); }
+
+void purge_dropped_relations_after_commit(bool dropped) { purge_after_commit = dropped; }
+
+void announce_commit() {
+    if (own_writes().count > 0) begin_commit();
+}
+
+void log_apply_worker_prepare() {
+    if (!MyLogicalRepWorker || !writing_wal_records()) return;
+    mark_subscription_relations();
+    if (own_writes().count > 0) log_prepared(GetTopTransactionIdIfAny(), own_writes().slots, own_writes().count);
+}
+
+void commit_is_visible() { commit_to_publish = true; }
+
+void publish_visible_commit() {
+    if (!commit_to_publish) return;
+    commit_to_publish = false;
+    publish_commit();
+}
+
+void abandon_commit() {
+    commit_to_publish = false;
+    end_commit();
+}
 
 namespace {
 
@@ -236,20 +180,6 @@ void note_rows_written(Oid relid, TriggerEvent event) {
 }
 
 }  // namespace
-
-// The lock phase of a top-level commit's resource release comes after
-// AtEOXact_Inval has sent the commit's invalidations: publish it there.
-void memo_resource_release(ResourceReleasePhase phase, bool is_commit, bool is_top_level, void *) {
-    if (phase != RESOURCE_RELEASE_LOCKS || !is_commit || !is_top_level || !commit_to_publish) return;
-    commit_to_publish = false;
-    publish_commit();
-}
-
-void register_transaction_events() {
-    RegisterXactCallback(memo_xact_callback, nullptr);
-    RegisterSubXactCallback(memo_subxact_callback, nullptr);
-    RegisterResourceReleaseCallback(memo_resource_release, nullptr);
-}
 
 }  // namespace pgmemo
 

@@ -1,5 +1,5 @@
 // The counters the current transaction wrote: marked as it writes, bumped
-// by its commit (invalidation.cpp, which owns the transaction's events) and
+// by its commit (invalidation.hpp, called by transaction_events.cpp) and
 // forgotten at its end. Readers use it too: an entry that depends on a
 // counter this transaction wrote is never served to it (its own writes are
 // in no entry).
