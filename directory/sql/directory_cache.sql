@@ -215,6 +215,14 @@ SELECT * FROM cache_stats();
 SELECT count(*) FROM directory.cached_list_employees(1, 3, 50, 'title:asc', '{"location": "Toronto"}');
 SELECT * FROM cache_stats();
 
+-- A page larger than work_mem: its rows leave memory, and the total is
+-- written into a new set instead of in place (a hit and a miss, both exact).
+SET work_mem = '64kB';
+SELECT page, cached_page(1, page, 500, 'hired_on:desc', '{}') = uncached_page(1, page, 500, 'hired_on:desc', '{}') AS same,
+       cached_page(1, page, 500, 'hired_on:desc', '{}') = uncached_page(1, page, 500, 'hired_on:desc', '{}') AS same_on_hit
+  FROM generate_series(1, 2) AS page;
+RESET work_mem;
+
 -------------------------------------------------------------------------------
 -- Rename: a row moves from the first page to the last
 -------------------------------------------------------------------------------

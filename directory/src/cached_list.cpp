@@ -24,8 +24,8 @@ extern "C" {
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
+#include "access/htup_details.h"
 #include "executor/tuptable.h"
-#include "miscadmin.h"
 
 PG_MODULE_MAGIC;
 PG_FUNCTION_INFO_V1(directory_cached_list_employees);
@@ -135,16 +135,47 @@ const ListQuery &request_for(FunctionCallInfo fcinfo) {
     return last.q;
 }
 
+// The page query gives total_count as 0::bigint: a stored row then ends with
+// the 8 bytes of its last column (by value, not null, nothing after it).
+bool ends_with_total(MinimalTuple row, TupleDesc desc) {
+    int last = desc->natts - 1;
+    Form_pg_attribute att = TupleDescAttr(desc, last);
+    if (att->atttypid != INT8OID || !att->attbyval || att->attlen != sizeof(int64)) return false;
+    if ((row->t_infomask2 & HEAP_NATTS_MASK) != desc->natts) return false;
+    return !(row->t_infomask & HEAP_HASNULL) || !att_isnull(last, row->t_bits);
+}
+
+// While the result set is in memory, reading it without a copy hands out
+// the rows it holds: the total is written over each row's last 8 bytes
+// there, and the set is rewound for the executor. False (some rows written,
+// which the caller writes again) when a row has another shape.
+bool write_total_in_place(Tuplestorestate *rows, TupleTableSlot *slot, int64 total) {
+    while (tuplestore_gettupleslot(rows, true, false, slot)) {
+        bool should_free;
+        MinimalTuple row = ExecFetchSlotMinimalTuple(slot, &should_free);
+        if (should_free || !ends_with_total(row, slot->tts_tupleDescriptor)) return false;
+        memcpy(reinterpret_cast<char *>(row) + row->t_len - sizeof(int64), &total, sizeof(int64));
+    }
+    tuplestore_rescan(rows);
+    return true;
+}
+
 // Writes the total into the last column (total_count) of every row of the
-// result set memo.list_as filled.
+// result set memo.list_as filled: in place while the set is in memory,
+// otherwise (more than work_mem) into a new set, row by row.
 void fill_total(ReturnSetInfo *rsinfo, int64 total) {
     TupleDesc desc = rsinfo->setDesc;
     Tuplestorestate *rows = rsinfo->setResult;
+    TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+    if (tuplestore_in_memory(rows) && write_total_in_place(rows, slot, total)) {
+        ExecDropSingleTupleTableSlot(slot);
+        return;
+    }
+    tuplestore_rescan(rows);
     MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
     Tuplestorestate *filled =
         tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0, false, work_mem);
     MemoryContextSwitchTo(old);
-    TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
     while (tuplestore_gettupleslot(rows, true, false, slot)) {
         slot_getallattrs(slot);
         slot->tts_values[desc->natts - 1] = Int64GetDatum(total);

@@ -155,7 +155,7 @@ const QueryTexts &texts_for(int sort, unsigned filter_set) {
         " LIMIT $%d::bigint OFFSET $%d::bigint";
     char *total = psprintf("$%d::bigint", n + 3);
     char *page_sql = psprintf(page_format, total, predicate.data, key, dir, dir, n + 1, n + 2);
-    char *cached_page_sql = psprintf(page_format, "NULL::bigint", predicate.data, key, dir, dir, n + 1, n + 2);
+    char *cached_page_sql = psprintf(page_format, "0::bigint", predicate.data, key, dir, dir, n + 1, n + 2);
     t.count_sql = cstring_to_text(count_sql);
     t.cached_page_sql = cstring_to_text(cached_page_sql);
     t.page_sql = cstring_to_text(page_sql);

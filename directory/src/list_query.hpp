@@ -16,7 +16,7 @@ struct ListQuery {
     text *count_sql;          // rows in scope and filters, plus a sentinel row for the scope root
     ArrayType *count_params;  // the scope, then the filter values
     text *page_sql;           // one page; its last parameter is the total
-    text *cached_page_sql;    // the same without the total (NULL in its place): a page's
+    text *cached_page_sql;    // the same without the total (0 in its place): a page's
                               // key must not change when only the total does
     Datum page_values[8];     // the page's parameters but the total: count_params' elements,
     int npage_values;         // page_size and offset (page_sql's caller appends the total)
