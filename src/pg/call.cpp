@@ -50,23 +50,6 @@ struct KeyContext {
     pg_unreachable();
 }
 
-// The schemas names are looked up in, in order, into path
-// (kMaxSearchPath entries); returns how many.
-int effective_search_path(Oid *path) {
-    // The session's temporary schema is searched first, but is not part of
-    // the active path array: a temporary table could shadow a name.
-    Oid temp_namespace, temp_toast_namespace;
-    GetTempNamespaceState(&temp_namespace, &temp_toast_namespace);
-    int n = 0;
-    if (OidIsValid(temp_namespace)) path[n++] = temp_namespace;
-    int path_len = fetch_search_path_array(path + n, kMaxSearchPath - n);
-    if (n + path_len > kMaxSearchPath)
-        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("pg_memo supports a search_path of at most %d schemas, counting "
-                               "pg_catalog and the temporary schema",
-                               kMaxSearchPath)));
-    return n + path_len;
-}
 
 // timezone_abbreviations' value. PostgreSQL exports no variable for it, and
 // GetConfigOption looks the setting up by name (a binary search with
@@ -91,6 +74,22 @@ constexpr int kFixedKeyFields = 9;
 
 
 }  // namespace
+
+int effective_search_path(Oid *path) {
+    // The session's temporary schema is searched first, but is not part of
+    // the active path array: a temporary table could shadow a name.
+    Oid temp_namespace, temp_toast_namespace;
+    GetTempNamespaceState(&temp_namespace, &temp_toast_namespace);
+    int n = 0;
+    if (OidIsValid(temp_namespace)) path[n++] = temp_namespace;
+    int path_len = fetch_search_path_array(path + n, kMaxSearchPath - n);
+    if (n + path_len > kMaxSearchPath)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("pg_memo supports a search_path of at most %d schemas, counting "
+                               "pg_catalog and the temporary schema",
+                               kMaxSearchPath)));
+    return n + path_len;
+}
 
 void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
     call->kind = kind;

@@ -56,6 +56,11 @@ struct Encoded {
 // search path. Raises 22004, 2202E, 42804 or 54000 for bad ones.
 void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call);
 
+// The schemas names are looked up in, in order (the session's temporary
+// schema first), into path (kMaxSearchPath entries); returns how many.
+// Raises 54000 past kMaxSearchPath.
+int effective_search_path(Oid *path);
+
 // Whether the search path is still the one the call was keyed with: a
 // commit (a new schema named like the role, a revoked USAGE) may have
 // changed it since the arguments were read.

@@ -20,6 +20,11 @@ extern "C" {
 #include "utils/guc_tables.h"
 #include "utils/wait_event.h"
 #if PG_VERSION_NUM >= 160000
+#include "nodes/queryjumble.h"
+#else
+#include "utils/queryjumble.h"
+#endif
+#if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
 #endif
 }
@@ -257,5 +262,36 @@ inline TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) {
     return reinterpret_cast<TreeWalker>(reinterpret_cast<void (*)()>(walker));
 }
 #endif
+
+// PostgreSQL's identifier of an analyzed query, the one pg_stat_statements
+// shows (the same for every constant's value and for white space). 16 moved
+// the jumble to nodes/queryjumble.h and dropped its text argument.
+// JumbleQuery expects identifiers to be enabled and sets query->queryId:
+// both are put back, so that compute_query_id stays the DBA's.
+inline uint64 compat_query_id(Query *query, const char *text) {
+    if (query->queryId != UINT64CONST(0)) return query->queryId;
+    int saved_setting = compute_query_id;
+    bool saved_enabled = query_id_enabled;
+    uint64 id = 0;
+    PG_TRY();
+    {
+        compute_query_id = COMPUTE_QUERY_ID_ON;
+#if PG_VERSION_NUM >= 160000
+        (void)text;
+        JumbleQuery(query);
+#else
+        JumbleQuery(query, text);
+#endif
+        id = query->queryId;
+    }
+    PG_FINALLY();
+    {
+        compute_query_id = saved_setting;
+        query_id_enabled = saved_enabled;
+        query->queryId = UINT64CONST(0);
+    }
+    PG_END_TRY();
+    return id;
+}
 
 }  // namespace pgmemo

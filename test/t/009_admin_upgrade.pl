@@ -1,4 +1,5 @@
-# ALTER EXTENSION pg_memo UPDATE from 1.0 to 1.1, and what 1.1 changes:
+# ALTER EXTENSION pg_memo UPDATE from 1.0 to 1.1 and then to 1.2 (and a
+# 1.1 install to 1.2), and what 1.1 changes:
 # only the trigger memo.watch creates counts as watching a table. A role
 # holding only the TRIGGER privilege can plant a trigger of pg_memo's name
 # and function that never fires (WHEN (false), UPDATE OF a column, ...);
@@ -100,7 +101,7 @@ like(error_of('postgres', $planted_sql), qr/55000: table public\.planted is not 
 
 # 3. The update. The WARNING names the one table 1.0 counted as watched and
 #    1.1 does not.
-my $notes = messages_of('postgres', 'ALTER EXTENSION pg_memo UPDATE');
+my $notes = messages_of('postgres', q{ALTER EXTENSION pg_memo UPDATE TO '1.1'});
 like($notes, qr/WARNING:  01000: table (public\.)?planted is no longer watched by pg_memo/,
     'the update warns about the look-alike\'s table');
 like($notes, qr/HINT:  Run SELECT memo\.watch\('(public\.)?planted'\);/, 'with the call that replaces it');
@@ -318,8 +319,49 @@ is(sql(q{SELECT has_function_privilege('upg_planter', 'memo.reset()', 'EXECUTE')
     is(sql($query), '3', 'partitioned: invalidated by an INSERT into the partition');
 }
 
-# 11. A fresh CREATE EXTENSION installs 1.1, with the same catalog contents
-#     as 1.0 plus the update.
+# 10b. The update to 1.2 (registered statements), with live entries: as in
+#      4, the functions it creates move the routines counter, so each entry
+#      is computed once more, then hits; memo.statements comes with it.
+{
+    my $count = sql($count_sql);
+    my $computed = stat_of('upg.count', 'computations');
+    messages_of('postgres', 'ALTER EXTENSION pg_memo UPDATE');
+    is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2', 'updated to 1.2');
+    is(sql($count_sql), $count, '1.2: the count cached on 1.1');
+    is(stat_of('upg.count', 'computations'), $computed + 1, '1.2: computed once (the update created functions)');
+    my $hits = stat_of('upg.count', 'hits');
+    is(sql($count_sql), $count, '1.2: the count again');
+    is(stat_of('upg.count', 'hits'), $hits + 1, '1.2: a hit');
+    isnt(sql(q{SELECT memo.cache_statement('SELECT id FROM items WHERE tag = $1')}), '',
+        '1.2: a statement registers');
+    is(sql(q{SELECT count(*) FROM memo.statements}), '1', '1.2: in memo.statements');
+    sql(q{SELECT memo.uncache_statement('SELECT id FROM items WHERE tag = $1')});
+}
+
+# 10c. A database installed at 1.1, with a live entry, updated to 1.2.
+{
+    $node->safe_psql('postgres', 'CREATE DATABASE at11');
+    $node->safe_psql('at11', q{
+      CREATE EXTENSION pg_memo VERSION '1.1';
+      CREATE TABLE t11 (id int);
+      INSERT INTO t11 VALUES (1), (2);
+      SELECT memo.watch('t11', deltas => true);
+    });
+    my $q = q{SELECT memo.count('at11.count', 'SELECT * FROM t11')};
+    $node->safe_psql('at11', $q);
+    $node->safe_psql('at11', 'ALTER EXTENSION pg_memo UPDATE');
+    is($node->safe_psql('at11', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2',
+        '1.1 install: updated to 1.2');
+    is($node->safe_psql('at11', $q), '2', '1.1 install: the count on 1.2 (computed once more)');
+    is($node->safe_psql('at11', $q), '2', '1.1 install: and again');
+    is($node->safe_psql('at11', q{SELECT hits FROM memo.stats WHERE cache_name = 'at11.count'}), '1',
+        '1.1 install: a hit on 1.2');
+    $node->safe_psql('at11', 'INSERT INTO t11 VALUES (3)');
+    is($node->safe_psql('at11', $q), '3', '1.1 install: invalidated by an INSERT on 1.2');
+}
+
+# 11. A fresh CREATE EXTENSION installs 1.2, with the same catalog contents
+#     as 1.0 plus the updates.
 my $fingerprint = q{
   WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'pg_memo'),
   members AS (
@@ -342,10 +384,10 @@ my $fingerprint = q{
 {
     $node->safe_psql('postgres', 'CREATE DATABASE fresh');
     $node->safe_psql('fresh', 'CREATE EXTENSION pg_memo');
-    is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.1',
-        'a fresh CREATE EXTENSION installs 1.1');
+    is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2',
+        'a fresh CREATE EXTENSION installs 1.2');
     is($node->safe_psql('fresh', $fingerprint), sql($fingerprint),
-        'with the same functions, views, comments and grants as 1.0 updated to 1.1');
+        'with the same functions, tables, views, comments and grants as 1.0 updated to 1.2');
 
     $node->safe_psql('fresh', q{
       CREATE TABLE t (id int);
@@ -353,19 +395,19 @@ my $fingerprint = q{
       SELECT memo.watch('t');
     });
     my $q = q{SELECT memo.count('fresh.count', 'SELECT * FROM t')};
-    is($node->safe_psql('fresh', $q), '2', 'fresh 1.1: the count');
+    is($node->safe_psql('fresh', $q), '2', 'fresh 1.2: the count');
     is($node->safe_psql('fresh', $q), '2', 'and again');
     is($node->safe_psql('fresh', q{SELECT hits FROM memo.stats WHERE cache_name = 'fresh.count'}), '1',
-        'fresh 1.1: as a hit');
+        'fresh 1.2: as a hit');
     $node->safe_psql('fresh', 'INSERT INTO t VALUES (3)');
-    is($node->safe_psql('fresh', $q), '3', 'fresh 1.1: invalidated by an INSERT');
+    is($node->safe_psql('fresh', $q), '3', 'fresh 1.2: invalidated by an INSERT');
     is($node->safe_psql('fresh', q{SELECT string_agg(table_name::text, ',') FROM memo.watched}), 't',
-        'fresh 1.1: memo.watched');
+        'fresh 1.2: memo.watched');
 
     # Unwatched, nothing outside the extension depends on it.
     $node->safe_psql('fresh', q{SELECT memo.unwatch('t'); DROP EXTENSION pg_memo});
     is($node->safe_psql('fresh', q{SELECT count(*) FROM pg_extension WHERE extname = 'pg_memo'}), '0',
-        'fresh 1.1: DROP EXTENSION after unwatch');
+        'fresh 1.2: DROP EXTENSION after unwatch');
 }
 
 # 12. DROP EXTENSION on the updated database takes the triggers with it.
@@ -380,7 +422,7 @@ my $fingerprint = q{
     sql(q{INSERT INTO items VALUES (13, 'odd')});
     is(sql(q{SELECT count(*) FROM items}), '13', 'the tables are writable without it');
     sql('CREATE EXTENSION pg_memo');
-    is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.1', 'and it can be created again');
+    is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2', 'and it can be created again');
 }
 
 $node->stop;
