@@ -64,3 +64,12 @@ COMMENT ON FUNCTION @extschema@.uncache_statement(text) IS
 'Removes the statement''s registration; false if there is none the caller may remove';
 COMMENT ON FUNCTION @extschema@.uncache_statement(bigint) IS
 'Removes the registration of this query identifier; false if there is none the caller may remove';
+
+CREATE FUNCTION @extschema@.explain_cache(query text, OUT cacheable boolean, OUT query_id bigint,
+                                          OUT sqlstate text, OUT reason text, OUT hint text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_memo_explain_cache'
+LANGUAGE C STRICT VOLATILE;
+
+COMMENT ON FUNCTION @extschema@.explain_cache(text) IS
+'Whether memo.cache_statement would take the statement, and if not why, without running it';

@@ -84,6 +84,21 @@ SELECT cache_name FROM memo.statements ORDER BY cache_name;
 SELECT c.relname FROM pg_extension e, unnest(e.extconfig) t(oid) JOIN pg_class c ON c.oid = t.oid
  WHERE e.extname = 'pg_memo';
 
+-- memo.explain_cache: would memo.cache_statement take it, and if not why,
+-- without running it (nor registering it).
+SELECT cacheable, query_id = :page_id AS same_id, sqlstate, reason, hint
+  FROM memo.explain_cache('SELECT id, title FROM reg_items WHERE team = 2 ORDER BY id LIMIT 3');
+SELECT cacheable, query_id, sqlstate, reason, hint FROM memo.explain_cache('SELECT * FROM reg_unwatched');
+SELECT cacheable, sqlstate, reason FROM memo.explain_cache('SELECT id FROM reg_items WHERE random() < 0.5');
+SELECT cacheable, sqlstate, reason FROM memo.explain_cache('SELEC 1');
+SELECT cacheable, sqlstate, reason FROM memo.explain_cache('UPDATE reg_items SET team = 1');
+SELECT cacheable, sqlstate, reason FROM memo.explain_cache('SELECT * FROM reg_missing');
+SET ROLE reg_other;
+SELECT cacheable, sqlstate, reason FROM memo.explain_cache('SELECT id FROM reg_items');
+RESET ROLE;
+SELECT count(*) AS registrations FROM memo.statements;
+SELECT memo.explain_cache(NULL) IS NULL AS null_in_null_out;
+
 SELECT memo.uncache_statement(:page_id);
 DROP FUNCTION reg_query_id(text);
 DROP TABLE reg_items, reg_unwatched, reg_owned;

@@ -338,6 +338,18 @@ is(sql(q{SELECT has_function_privilege('upg_planter', 'memo.reset()', 'EXECUTE')
     sql(q{SELECT memo.uncache_statement('SELECT id FROM items WHERE tag = $1')});
 }
 
+# In database $db, over a watched table holding 1 and 2: the count (computed),
+# again as a hit, and after an INSERT of 3 invalidated. $label names the case.
+sub count_hits_then_invalidates {
+    my ($db, $cache, $table, $label) = @_;
+    my $q = qq{SELECT memo.count('$cache', 'SELECT * FROM $table')};
+    is($node->safe_psql($db, $q), '2', "$label: the count");
+    is($node->safe_psql($db, $q), '2', "$label: and again");
+    is($node->safe_psql($db, qq{SELECT hits FROM memo.stats WHERE cache_name = '$cache'}), '1', "$label: as a hit");
+    $node->safe_psql($db, "INSERT INTO $table VALUES (3)");
+    is($node->safe_psql($db, $q), '3', "$label: invalidated by an INSERT");
+}
+
 # 10c. A database installed at 1.1, with a live entry, updated to 1.2.
 {
     $node->safe_psql('postgres', 'CREATE DATABASE at11');
@@ -352,12 +364,8 @@ is(sql(q{SELECT has_function_privilege('upg_planter', 'memo.reset()', 'EXECUTE')
     $node->safe_psql('at11', 'ALTER EXTENSION pg_memo UPDATE');
     is($node->safe_psql('at11', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2',
         '1.1 install: updated to 1.2');
-    is($node->safe_psql('at11', $q), '2', '1.1 install: the count on 1.2 (computed once more)');
-    is($node->safe_psql('at11', $q), '2', '1.1 install: and again');
-    is($node->safe_psql('at11', q{SELECT hits FROM memo.stats WHERE cache_name = 'at11.count'}), '1',
-        '1.1 install: a hit on 1.2');
-    $node->safe_psql('at11', 'INSERT INTO t11 VALUES (3)');
-    is($node->safe_psql('at11', $q), '3', '1.1 install: invalidated by an INSERT on 1.2');
+    # The update's function DDL made the entry stale: computed once more.
+    count_hits_then_invalidates('at11', 'at11.count', 't11', '1.1 install on 1.2');
 }
 
 # 11. A fresh CREATE EXTENSION installs 1.2, with the same catalog contents
@@ -394,13 +402,7 @@ my $fingerprint = q{
       INSERT INTO t VALUES (1), (2);
       SELECT memo.watch('t');
     });
-    my $q = q{SELECT memo.count('fresh.count', 'SELECT * FROM t')};
-    is($node->safe_psql('fresh', $q), '2', 'fresh 1.2: the count');
-    is($node->safe_psql('fresh', $q), '2', 'and again');
-    is($node->safe_psql('fresh', q{SELECT hits FROM memo.stats WHERE cache_name = 'fresh.count'}), '1',
-        'fresh 1.2: as a hit');
-    $node->safe_psql('fresh', 'INSERT INTO t VALUES (3)');
-    is($node->safe_psql('fresh', $q), '3', 'fresh 1.2: invalidated by an INSERT');
+    count_hits_then_invalidates('fresh', 'fresh.count', 't', 'fresh 1.2');
     is($node->safe_psql('fresh', q{SELECT string_agg(table_name::text, ',') FROM memo.watched}), 't',
         'fresh 1.2: memo.watched');
 

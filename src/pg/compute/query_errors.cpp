@@ -2,7 +2,37 @@
 #include "pg_memo.hpp"
 #include "compute/query_errors.hpp"
 
+extern "C" {
+#include "utils/resowner.h"
+}
+
 namespace pgmemo {
+
+ErrorData *error_of_subtransaction(void (*fn)(void *), void *arg) {
+    MemoryContext context = CurrentMemoryContext;
+    ResourceOwner owner = CurrentResourceOwner;
+    ErrorData *error = nullptr;
+    BeginInternalSubTransaction(nullptr);
+    MemoryContextSwitchTo(context);
+    PG_TRY();
+    {
+        fn(arg);
+        ReleaseCurrentSubTransaction();
+    }
+    PG_CATCH();
+    {
+        // Writes no shared memory: only the copy of the error and
+        // PostgreSQL's own rollback.
+        MemoryContextSwitchTo(context);
+        error = CopyErrorData();
+        FlushErrorState();
+        RollbackAndReleaseCurrentSubTransaction();
+    }
+    PG_END_TRY();
+    MemoryContextSwitchTo(context);
+    CurrentResourceOwner = owner;
+    return error;
+}
 
 bool error_belongs_to_query(int sqlerrcode) {
     switch (ERRCODE_TO_CATEGORY(sqlerrcode)) {
@@ -18,6 +48,11 @@ bool error_belongs_to_query(int sqlerrcode) {
             return false;
         default: return true;
     }
+}
+
+bool error_explains_refusal(int sqlerrcode) {
+    return error_belongs_to_query(sqlerrcode) || sqlerrcode == ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE ||
+           ERRCODE_TO_CATEGORY(sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED;
 }
 
 bool error_is_remembered(int sqlerrcode) {

@@ -2,12 +2,27 @@
 // raised while a call is computed.
 #pragma once
 
+#include "pg_memo.hpp"
+
 namespace pgmemo {
+
+// Runs fn(arg) in an internal subtransaction, committed when fn returns and
+// rolled back when it raises: nullptr then, or its error, copied into the
+// caller's memory context (the caller decides whether to raise it again).
+// The caller's memory context and resource owner are current again after.
+// fn must hold no pg_memo LWLock over a call that can raise, so that the
+// rollback has nothing of pg_memo's to undo.
+ErrorData *error_of_subtransaction(void (*fn)(void *), void *arg);
 
 // Errors of the query itself, which every caller of the key would get
 // too: shared with a flight's waiters. Not those of the caller's situation
 // (cancels, timeouts, shortages, serialization): its waiters take over.
 bool error_belongs_to_query(int sqlerrcode);
+
+// Errors that say why a statement is not cached (memo.explain_cache): the
+// query's own, and a table not watched (55000) or a limit (54). Not those
+// of the caller's situation (cancels, shortages, lock timeouts, ...).
+bool error_explains_refusal(int sqlerrcode);
 
 // Those of them stored under the key for pg_memo.error_ttl.
 bool error_is_remembered(int sqlerrcode);

@@ -7,10 +7,12 @@
 #include "call.hpp"
 #include "compat.hpp"
 #include "compute/analysis.hpp"
+#include "compute/query_errors.hpp"
 #include "invalidate/catalog_changes.hpp"
 #include "invalidate/watch.hpp"
 
 extern "C" {
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -26,10 +28,12 @@ PG_FUNCTION_INFO_V1(pg_memo_cache_statement);
 PG_FUNCTION_INFO_V1(pg_memo_cache_statement_by_id);
 PG_FUNCTION_INFO_V1(pg_memo_uncache_statement);
 PG_FUNCTION_INFO_V1(pg_memo_uncache_statement_by_id);
+PG_FUNCTION_INFO_V1(pg_memo_explain_cache);
 Datum pg_memo_cache_statement(PG_FUNCTION_ARGS);
 Datum pg_memo_cache_statement_by_id(PG_FUNCTION_ARGS);
 Datum pg_memo_uncache_statement(PG_FUNCTION_ARGS);
 Datum pg_memo_uncache_statement_by_id(PG_FUNCTION_ARGS);
+Datum pg_memo_explain_cache(PG_FUNCTION_ARGS);
 }
 
 namespace pgmemo {
@@ -279,4 +283,53 @@ Datum pg_memo_uncache_statement_by_id(PG_FUNCTION_ARGS) {
     if (PG_ARGISNULL(0))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("query_id must not be NULL")));
     PG_RETURN_BOOL(pgmemo::unregister(PG_GETARG_INT64(0)));
+}
+
+namespace pgmemo {
+namespace {
+
+// The checks of memo.cache_statement in a subtransaction: their error, if
+// one says why the statement would not be cached, copied into context;
+// nullptr and *query_id if none. Other errors (a cancel, a shortage) are
+// raised again.
+struct Explained {
+    const char *query_text;
+    uint64 query_id;
+};
+void check_for_explain(void *arg) {
+    auto *e = static_cast<Explained *>(arg);
+    e->query_id = check_statement(e->query_text, "register").query_id;
+}
+
+ErrorData *registration_refusal(const char *query_text, uint64 *query_id) {
+    Explained explained{query_text, 0};
+    ErrorData *error = error_of_subtransaction(check_for_explain, &explained);
+    *query_id = explained.query_id;
+    if (error && !error_explains_refusal(error->sqlerrcode)) ReThrowError(error);
+    return error;
+}
+
+}  // namespace
+}  // namespace pgmemo
+
+// memo.explain_cache(query text): whether memo.cache_statement would take
+// the statement, and if not, why (its SQLSTATE, message and hint), without
+// running it.
+Datum pg_memo_explain_cache(PG_FUNCTION_ARGS) {
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "pg_memo: memo.explain_cache must return a record");
+    uint64 query_id = 0;
+    ErrorData *error = pgmemo::registration_refusal(text_to_cstring(PG_GETARG_TEXT_PP(0)), &query_id);
+    Datum values[5];
+    bool nulls[5] = {false, error != nullptr, error == nullptr, error == nullptr, true};
+    values[0] = BoolGetDatum(error == nullptr);
+    values[1] = Int64GetDatum(int64(query_id));
+    if (error) {
+        values[2] = CStringGetTextDatum(unpack_sql_state(error->sqlerrcode));
+        values[3] = CStringGetTextDatum(error->message);
+        nulls[4] = error->hint == nullptr;
+        if (error->hint) values[4] = CStringGetTextDatum(error->hint);
+    }
+    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -88,32 +88,25 @@ bool serve_older(const OlderAnswer &older, uint32_t stats_slot, Counter counter,
     return true;
 }
 
+namespace {
+struct MissRun {
+    Result (*miss_path)(void *);
+    void *arg;
+    Result result;
+};
+void run_miss(void *run) {
+    auto *r = static_cast<MissRun *>(run);
+    r->result = r->miss_path(r->arg);
+}
+}  // namespace
+
 Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*miss_path)(void *), void *arg) {
     if (!within_bound(older, guc_stale_on_error_ms)) return miss_path(arg);
 
-    MemoryContext context = CurrentMemoryContext;
-    ResourceOwner owner = CurrentResourceOwner;
     StatementTimer timer = statement_timer();
-    Result r{};
-    ErrorData *error = nullptr;
-    BeginInternalSubTransaction(nullptr);
-    MemoryContextSwitchTo(context);
-    PG_TRY();
-    {
-        r = miss_path(arg);
-        ReleaseCurrentSubTransaction();
-    }
-    PG_CATCH();
-    {
-        MemoryContextSwitchTo(context);
-        error = CopyErrorData();
-        FlushErrorState();
-        RollbackAndReleaseCurrentSubTransaction();
-    }
-    PG_END_TRY();
-    MemoryContextSwitchTo(context);
-    CurrentResourceOwner = owner;
-    if (!error) return r;
+    MissRun run{miss_path, arg, {}};
+    ErrorData *error = error_of_subtransaction(run_miss, &run);
+    if (!error) return run.result;
 
     Result older_result;
     if (!older_answer_may_replace(error->sqlerrcode, timer) || !within_bound(older, guc_stale_on_error_ms) ||
