@@ -1,6 +1,7 @@
--- pg_memo 1.2: registered statements, the first step of transparent
--- serving (issue 30; src/pg/planner/README.md). Registrations are kept and
--- checked; serving them is not built yet.
+-- pg_memo 1.2: registered statements, served transparently (issue 30;
+-- src/pg/planner/README.md): a statement registered with
+-- memo.cache_statement is served from the cache to every client that runs
+-- it, without a change to the client.
 \echo Use "ALTER EXTENSION pg_memo UPDATE TO '1.2'" to load this file. \quit
 
 -------------------------------------------------------------------------------
@@ -16,7 +17,7 @@ CREATE TABLE @extschema@.statements (
     cache_name     text        NOT NULL CHECK (cache_name <> ''),
     query          text        NOT NULL,
     max_staleness  interval,
-    stale_on_error boolean,
+    stale_on_error interval,
     error_ttl      interval,
     relations      regclass[]  NOT NULL,
     registered_by  regrole     NOT NULL,
@@ -28,26 +29,42 @@ SELECT pg_catalog.pg_extension_config_dump('@extschema@.statements', '');
 COMMENT ON TABLE @extschema@.statements IS
 'Statements registered with memo.cache_statement, by query identifier';
 
+-- Every backend keeps a copy of the registrations and reads the table again
+-- only after a change to it: this trigger announces every change (also one
+-- made with plain DML) as a relcache invalidation, which reaches hot
+-- standbys with the commit record.
+CREATE FUNCTION @extschema@.statements_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pg_memo_statements_changed'
+LANGUAGE C;
+
+COMMENT ON FUNCTION @extschema@.statements_changed() IS
+'Trigger of memo.statements: every backend reads the registrations again';
+
+CREATE TRIGGER statements_changed
+AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON @extschema@.statements
+FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.statements_changed();
+
 CREATE FUNCTION @extschema@.cache_statement(query text, cache_name text DEFAULT NULL,
                                             max_staleness interval DEFAULT NULL,
-                                            stale_on_error boolean DEFAULT NULL,
+                                            stale_on_error interval DEFAULT NULL,
                                             error_ttl interval DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'pg_memo_cache_statement'
 LANGUAGE C VOLATILE;
 
-COMMENT ON FUNCTION @extschema@.cache_statement(text, text, interval, boolean, interval) IS
+COMMENT ON FUNCTION @extschema@.cache_statement(text, text, interval, interval, interval) IS
 'Registers one SELECT over watched tables (a superuser or the owner of every relation it reads); returns its query identifier';
 
 CREATE FUNCTION @extschema@.cache_statement(query_id bigint, cache_name text DEFAULT NULL,
                                             max_staleness interval DEFAULT NULL,
-                                            stale_on_error boolean DEFAULT NULL,
+                                            stale_on_error interval DEFAULT NULL,
                                             error_ttl interval DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'pg_memo_cache_statement_by_id'
 LANGUAGE C VOLATILE;
 
-COMMENT ON FUNCTION @extschema@.cache_statement(bigint, text, interval, boolean, interval) IS
+COMMENT ON FUNCTION @extschema@.cache_statement(bigint, text, interval, interval, interval) IS
 'Registers the statement pg_stat_statements shows under this query identifier';
 
 CREATE FUNCTION @extschema@.uncache_statement(query text)
@@ -73,3 +90,30 @@ LANGUAGE C STRICT VOLATILE;
 
 COMMENT ON FUNCTION @extschema@.explain_cache(text) IS
 'Whether memo.cache_statement would take the statement, and if not why, without running it';
+
+-------------------------------------------------------------------------------
+-- memo.registered_statements: each registration with its cache's counters
+-- (memo.stats, this database) and whether it can serve: a registration
+-- whose table was dropped says so (its statement no longer plans).
+-------------------------------------------------------------------------------
+
+CREATE VIEW @extschema@.registered_statements AS
+SELECT s.query_id, s.cache_name, s.query, s.max_staleness, s.stale_on_error, s.error_ttl,
+       s.relations, s.registered_by, s.registered_at,
+       CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.unnest(s.relations) AS r(relid)
+                          WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = r.relid))
+            THEN 'a table it reads was dropped' ELSE 'serving' END AS state,
+       COALESCE(st.calls, 0) AS calls, COALESCE(st.hits, 0) AS hits, COALESCE(st.misses, 0) AS misses,
+       COALESCE(st.computations, 0) AS computations, COALESCE(st.bypasses, 0) AS bypasses,
+       COALESCE(st.stale_hits, 0) AS stale_hits, COALESCE(st.entries, 0) AS entries,
+       COALESCE(st.mean_compute_ms, 0) AS mean_compute_ms,
+       -- each hit saved about one computation's time
+       COALESCE(st.hits * st.mean_compute_ms, 0) AS saved_ms
+  FROM @extschema@.statements s
+  LEFT JOIN @extschema@.stats st ON st.dbid = (SELECT oid FROM pg_catalog.pg_database
+                                                WHERE datname = pg_catalog.current_database())
+                                AND st.cache_name = s.cache_name;
+REVOKE ALL ON @extschema@.registered_statements FROM PUBLIC;
+
+COMMENT ON VIEW @extschema@.registered_statements IS
+'Registered statements with their calls, hits, computations and bypasses, and whether they serve';

@@ -67,5 +67,20 @@ SELECT id, full_name, title, total_count FROM directory.cached_list_employees(1)
 SELECT id, full_name, title, total_count FROM directory.cached_list_employees(1) LIMIT 3;
 \timing off
 SELECT cache_name, calls, hits, misses, computations, delta_corrected FROM memo.stats WHERE cache_name LIKE 'employees.%' ORDER BY 1;
+\echo
+\echo == 6. the page query as an API sends it (bound parameters), not registered: planned and run as always
+PREPARE api_page(bigint, bigint, bigint) AS
+  SELECT e.id, e.full_name, e.title FROM directory.employees e WHERE e.path @> ARRAY[$1::bigint]
+   ORDER BY e.full_name, e.id LIMIT $2 OFFSET $3;
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF) EXECUTE api_page(1, 3, 0);
+\echo == 7. registered once, by its text, with no change to the statement
+SELECT memo.cache_statement(
+  'SELECT e.id, e.full_name, e.title FROM directory.employees e WHERE e.path @> ARRAY[$1::bigint]
+    ORDER BY e.full_name, e.id LIMIT $2 OFFSET $3', cache_name => 'api.page') AS query_id;
+\echo == 8. the same statement: computed once, then served from the cache
+EXECUTE api_page(1, 3, 0);
+EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF) EXECUTE api_page(1, 3, 0);
+SELECT cache_name, state, calls, hits, computations FROM memo.registered_statements;
+SELECT memo.uncache_statement(query_id) AS unregistered FROM memo.statements WHERE cache_name = 'api.page';
 SELECT * FROM memo.info;
 SQL

@@ -14,10 +14,19 @@ apt-get update -qq
 # started). scripts/test-all-versions.sh builds
 # PostgreSQL 18 from source (bison, flex, pkgconf to find ICU, libicu-dev,
 # libxml2-dev, libxslt1-dev, uuid-dev, libreadline-dev, zlib1g-dev) and
-# makes a Debian root for 17 (debootstrap).
+# makes a Debian root for 17 (debootstrap). python3-psycopg,
+# python3-sqlalchemy, pgbouncer and node-postgres (npm, into test/clients)
+# are the real clients of test/t/018 (transparent serving).
 apt-get install -y -qq --no-install-recommends \
   postgresql-15 postgresql-server-dev-15 libboost-dev libipc-run-perl \
   cmake g++ make libgtest-dev libbenchmark-dev libxxhash-dev dpkg-dev \
   debhelper postgresql-server-dev-all prometheus-postgres-exporter prometheus curl gdb \
-  bison flex pkgconf libicu-dev libxml2-dev libxslt1-dev uuid-dev libreadline-dev zlib1g-dev debootstrap >/dev/null
+  bison flex pkgconf libicu-dev libxml2-dev libxslt1-dev uuid-dev libreadline-dev zlib1g-dev debootstrap \
+  python3-psycopg python3-sqlalchemy pgbouncer >/dev/null
+# Debian starts no PgBouncer service in a container; where it does, the
+# tests start their own on a free port anyway.
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if command -v npm >/dev/null; then
+  (cd "$SRC/test/clients" && npm ci --no-audit --no-fund --silent >/dev/null)
+fi
 echo "dependencies installed"

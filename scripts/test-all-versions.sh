@@ -147,9 +147,11 @@ unmount_roots() {
 trap unmount_roots EXIT
 make_root() {  # MAJOR: $CACHE/root-MAJOR with Debian's postgresql-MAJOR
   local major=$1 root=$CACHE/root-$1 uri
-  # What the suites need there (gdb: test/t/015), and the Debian package's
-  # build dependencies (debian/control.in).
-  local packages="postgresql-$major,postgresql-server-dev-$major,libicu-dev,libboost-dev,libipc-run-perl,g++,make,libxxhash-dev,gdb,debhelper,dpkg-dev,postgresql-server-dev-all"
+  # What the suites need there (gdb: test/t/015; the real clients of
+  # test/t/018: psycopg, SQLAlchemy, PgBouncer, Node.js for node-postgres,
+  # which is copied in with test/clients), and the Debian package's build
+  # dependencies (debian/control.in).
+  local packages="postgresql-$major,postgresql-server-dev-$major,libicu-dev,libboost-dev,libipc-run-perl,g++,make,libxxhash-dev,gdb,debhelper,dpkg-dev,postgresql-server-dev-all,python3-psycopg,python3-sqlalchemy,pgbouncer,nodejs"
   if [ ! -f "$root/.ready" ]; then
     command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
     uri=$(awk '/^URIs:/ && !/security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)

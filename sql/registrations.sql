@@ -23,7 +23,7 @@ SELECT cache_name, query, max_staleness, relations, registered_by = current_user
   FROM memo.statements;
 -- A parameter's type is inferred as for a client's untyped parameter.
 SELECT memo.cache_statement('SELECT count(*) FROM reg_items WHERE team = $1',
-                            max_staleness => '2 seconds', stale_on_error => true) AS count_id \gset
+                            max_staleness => '2 seconds', stale_on_error => '1 minute') AS count_id \gset
 SELECT cache_name = 'statement.' || :count_id AS default_name, max_staleness, stale_on_error, error_ttl
   FROM memo.statements WHERE query_id = :count_id;
 -- The identifier is PostgreSQL's own: EXPLAIN VERBOSE shows it when

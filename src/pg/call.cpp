@@ -65,6 +65,11 @@ const char *timezone_abbreviations() {
     return *variable ? *variable : "";
 }
 
+// The kind byte of a registered statement's key (Call::param_types): its
+// text is parsed with the client's parameter types, which the key holds in
+// one more field after the fixed ones.
+constexpr char kStatementKind = 'S';
+
 // kind, context, timezone, search path, cache name, query, timezone
 // abbreviations, lc_monetary (the last two change timestamptz and money
 // input), and the search_path setting as written: the resolved path leaves
@@ -148,9 +153,9 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
     ctx.gin_fuzzy_search_limit = GinFuzzySearchLimit;
     const char *tz = pg_get_timezone_name(session_timezone);
     const char *tz_abbreviations = timezone_abbreviations();
-    char kind = char(call.kind);
+    char kind = call.param_types ? kStatementKind : char(call.kind);
 
-    const int nfixed = kFixedKeyFields;
+    const int nfixed = kFixedKeyFields + (call.param_types ? 1 : 0);
     int nfields = nfixed + (with_name_and_params ? call.nparams : 0);
     auto *fields = static_cast<KeyField *>(palloc(sizeof(KeyField) * nfields));
     fields[0] = KeyField{&kind, 1, false};
@@ -166,6 +171,9 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
     fields[7] = KeyField{locale_monetary, uint32_t(strlen(locale_monetary)), false};
     const char *path_setting = namespace_search_path ? namespace_search_path : "";
     fields[8] = KeyField{path_setting, uint32_t(strlen(path_setting)), false};
+    if (call.param_types)
+        fields[kFixedKeyFields] = KeyField{reinterpret_cast<const char *>(call.param_types),
+                                           uint32_t(sizeof(Oid) * call.nparams), false};
     for (int i = 0; i < nfields - nfixed; i++) {
         if (call.param_nulls[i]) {
             fields[nfixed + i] = KeyField{nullptr, 0, true};
@@ -226,11 +234,13 @@ bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, Arra
     memcpy(&ctx, fields[1].data, sizeof ctx);
     *userid = ctx.userid;
     *query = cstring_to_text_with_len(fields[5].data, int(fields[5].len));
-    int nparams = n - kFixedKeyFields;
+    int first_param = kFixedKeyFields + ((fields[0].len == 1 && (fields[0].data[0] | 0x20) == (kStatementKind | 0x20)) ? 1 : 0);
+    if (n < first_param) return false;
+    int nparams = n - first_param;
     auto *values = static_cast<Datum *>(palloc(sizeof(Datum) * (nparams ? nparams : 1)));
     auto *nulls = static_cast<bool *>(palloc(sizeof(bool) * (nparams ? nparams : 1)));
     for (int i = 0; i < nparams; i++) {
-        const KeyField &f = fields[kFixedKeyFields + i];
+        const KeyField &f = fields[first_param + i];
         nulls[i] = f.is_null;
         values[i] = f.is_null ? (Datum)0 : PointerGetDatum(cstring_to_text_with_len(f.data, int(f.len)));
     }

@@ -43,6 +43,11 @@ struct Call {
     Oid search_path[kMaxSearchPath];
     int search_path_len;
     RowSpill *spill = nullptr;  // lists: where rows past the bound go
+    // A registered statement served transparently (planner/): the types its
+    // client bound the parameters with, which the statement is parsed with
+    // and keyed on; nullptr for a memo function's call, whose parameters'
+    // types are inferred from the text.
+    const Oid *param_types = nullptr;
 };
 
 // A call's cache key: encoded bytes (see src/core/key.hpp) and their hash.

@@ -27,6 +27,11 @@ extern "C" {
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
 #endif
+// ExplainProperty* moved to their own header in 18.
+#include "commands/explain.h"
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#endif
 }
 
 namespace pgmemo {

@@ -7,6 +7,9 @@
 #include "durability/two_phase.hpp"
 #include "durability/wal_records.hpp"
 #include "durability/warm_restart.hpp"
+#include "planner/memo_scan.hpp"
+#include "planner/plan_hook.hpp"
+#include "planner/registry.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
 
@@ -53,4 +56,10 @@ void _PG_init(void) {
     // ExecutorCheckPerms_hook: what the statements a miss's functions run
     // read (learned_reads.hpp).
     pgmemo::register_read_observer();
+    // planner_hook, a second ProcessUtility_hook (a top-level EXECUTE's
+    // source text), the "pg_memo" custom scan and a relcache callback for
+    // memo.statements: registered statements served (planner/README.md).
+    pgmemo::register_plan_hooks();
+    pgmemo::register_memo_scan();
+    pgmemo::register_registry_callback();
 }

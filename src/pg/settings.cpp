@@ -15,6 +15,7 @@ int guc_max_cache_names = 1000;
 int guc_max_flights = 1024;
 bool guc_singleflight = true;
 bool guc_enabled = true;
+bool guc_serve_statements = true;
 int guc_wait_timeout_ms = 10000;
 int guc_commit_wait_ms = 100;
 int guc_max_delta_rows = 1000;
@@ -54,6 +55,10 @@ void define_settings() {
                              "Off makes every memo call compute its query directly, counted as a bypass: "
                              "for ruling the cache out while diagnosing, without changing the queries.",
                              &guc_enabled, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable("pg_memo.serve_statements", "Serves registered statements from the cache.",
+                             "Off plans every statement as without pg_memo, registered or not "
+                             "(memo.cache_statement): for A/B measurements and diagnosis.",
+                             &guc_serve_statements, true, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable("pg_memo.singleflight",
                              "Collapses concurrent misses on one key into one computation.",
                              "Off makes every miss compute, for A/B measurements.", &guc_singleflight, true,

@@ -10,6 +10,7 @@ extern int guc_max_cache_names;     // pg_memo.max_cache_names
 extern int guc_max_flights;         // pg_memo.max_flights
 extern bool guc_singleflight;       // pg_memo.singleflight
 extern bool guc_enabled;            // pg_memo.enabled
+extern bool guc_serve_statements;   // pg_memo.serve_statements
 extern int guc_wait_timeout_ms;     // pg_memo.wait_timeout
 extern int guc_commit_wait_ms;      // pg_memo.commit_wait_timeout
 extern int guc_max_delta_rows;      // pg_memo.max_delta_rows

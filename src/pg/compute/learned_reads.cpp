@@ -147,6 +147,8 @@ Learned *place_for_new() {
 
 }  // namespace
 
+bool observing_computation() { return observing != nullptr; }
+
 void begin_observing(ObservedReads *reads) {
     reads->checks = NIL;
     reads->memo_call = false;

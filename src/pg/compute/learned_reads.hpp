@@ -30,6 +30,10 @@ struct ObservedReads {
 void begin_observing(ObservedReads *reads);
 void end_observing(ObservedReads *reads);
 
+// Whether a computation is being observed: statements planned inside it
+// are a miss's own (the planner hook does not serve them).
+bool observing_computation();
+
 // A memo call is starting: if a computation is being observed, its result
 // holds what that call returned, whose dependencies it cannot know.
 void note_memo_call();

@@ -100,9 +100,12 @@ const char *statement_text(const Call &call) {
 // transaction. Parallel plans are allowed, as for the same query run
 // through SPI_execute or PL/pgSQL's EXECUTE: a miss must not be slower than
 // the query itself.
-SPIPlanPtr prepare_text(const char *sql, VarParams *vp) {
-    SPIPlanPtr plan = SPI_prepare_params(sql, setup_var_params, vp, CURSOR_OPT_PARALLEL_OK);
-    if (plan) {
+// A registered statement's parameters come typed by its client (vp holds
+// those types already, fixed): parsed with them, as the client's was.
+SPIPlanPtr prepare_text(const char *sql, VarParams *vp, bool types_fixed) {
+    SPIPlanPtr plan = types_fixed ? SPI_prepare_cursor(sql, vp->count, vp->types, CURSOR_OPT_PARALLEL_OK)
+                                  : SPI_prepare_params(sql, setup_var_params, vp, CURSOR_OPT_PARALLEL_OK);
+    if (plan && !types_fixed) {
         for (int i = 0; i < vp->count; i++)
             if (vp->types[i] == UNKNOWNOID) vp->types[i] = TEXTOID;
         SPI_freeplan(plan);
@@ -127,7 +130,7 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
                              const LearnedReads &learned) {
     const char *sql = statement_text(call);
     start_schema_lookups();
-    SPIPlanPtr plan = prepare_text(sql, vp);
+    SPIPlanPtr plan = prepare_text(sql, vp, call.param_types != nullptr);
     stop_schema_lookups();
     auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
@@ -175,7 +178,11 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
     }
     // The parser grows this array with repalloc, which keeps it in our
     // context: SPI frees its own execution memory when prepare returns.
-    VarParams vp{static_cast<Oid *>(MemoryContextAllocZero(caller_ctx, sizeof(Oid))), 0};
+    VarParams vp{static_cast<Oid *>(MemoryContextAllocZero(caller_ctx, sizeof(Oid) * (call.nparams + 1))), 0};
+    if (call.param_types) {
+        memcpy(vp.types, call.param_types, sizeof(Oid) * call.nparams);
+        vp.count = call.nparams;
+    }
     SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx, learned);
     ParamListInfo params = bind_parameters(call, vp);
     if (reuse && analysis->uncacheable == Uncacheable::No)

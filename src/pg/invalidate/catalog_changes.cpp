@@ -370,7 +370,11 @@ bool leaves_catalogs_alone(Node *stmt) {
         case T_CommentStmt: return true;  // (DO, CALL and EXECUTE run their statements through here too)
         case T_ExplainStmt: {             // EXPLAIN ANALYZE CREATE TABLE AS creates a table
             Node *query = reinterpret_cast<ExplainStmt *>(stmt)->query;
-            return IsA(query, Query) && reinterpret_cast<Query *>(query)->commandType != CMD_UTILITY;
+            if (!IsA(query, Query)) return false;
+            // EXPLAIN EXECUTE runs a prepared statement, which is never DDL.
+            Node *utility = reinterpret_cast<Query *>(query)->utilityStmt;
+            return reinterpret_cast<Query *>(query)->commandType != CMD_UTILITY ||
+                   (utility && IsA(utility, ExecuteStmt));
         }
         default: return false;
     }

@@ -169,6 +169,7 @@ int run_as_owner(const char *sql, int nargs, Oid *types, Datum *values, const ch
 // Arguments from 1 on: cache_name, max_staleness, stale_on_error, error_ttl.
 Datum register_statement(FunctionCallInfo fcinfo, const CheckedStatement &s) {
     check_not_negative(fcinfo, 2, "max_staleness");
+    check_not_negative(fcinfo, 3, "stale_on_error");
     check_not_negative(fcinfo, 4, "error_ttl");
     text *cache_name = PG_ARGISNULL(1) ? cstring_to_text(psprintf("statement.%lld", (long long)int64(s.query_id)))
                                        : PG_GETARG_TEXT_PP(1);
@@ -177,7 +178,7 @@ Datum register_statement(FunctionCallInfo fcinfo, const CheckedStatement &s) {
     Datum *relids = static_cast<Datum *>(palloc(sizeof(Datum) * (s.analysis.nrelids + 1)));
     for (uint32_t i = 0; i < s.analysis.nrelids; i++) relids[i] = ObjectIdGetDatum(s.analysis.relids[i]);
     ArrayType *relations = construct_array(relids, int(s.analysis.nrelids), REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT);
-    Oid types[] = {INT8OID, TEXTOID, TEXTOID, INTERVALOID, BOOLOID, INTERVALOID, REGCLASSARRAYOID, REGROLEOID};
+    Oid types[] = {INT8OID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INTERVALOID, REGCLASSARRAYOID, REGROLEOID};
     Datum values[] = {Int64GetDatum(int64(s.query_id)), PointerGetDatum(cache_name),
                       CStringGetTextDatum(s.text),      PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2),
                       PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3), PG_ARGISNULL(4) ? 0 : PG_GETARG_DATUM(4),

@@ -34,6 +34,7 @@ Datum pg_memo_count(PG_FUNCTION_ARGS);
 #include "deltas/delta_apply.hpp"
 #include "compute/learned_reads.hpp"
 #include "serve/older_answers.hpp"
+#include "serve/serve_statement.hpp"
 #include "durability/wal_records.hpp"
 #include "result_format.hpp"
 #include "settings.hpp"
@@ -42,6 +43,9 @@ Datum pg_memo_count(PG_FUNCTION_ARGS);
 namespace pgmemo {
 
 namespace {
+
+// How the last memoize call of this backend was answered (serve_statement).
+Served last_served = Served::Computed;
 
 // A transaction that wrote any watched table must see its own writes,
 // which no other backend's computation contains: no flights for it.
@@ -70,12 +74,15 @@ Result run_miss_path(void *arg) {
     if (status == LookupStatus::StaleKept) status = carry_and_look_up(m.call, m.key, m.slot, m.sink);
     if (status == LookupStatus::Hit && privileges_still_hold(m.sink.meta, m.sink.meta_len)) {
         sh.stats.add(m.slot, kHits);
+        last_served = Served::Hit;
         return Result{m.sink.payload, m.sink.payload_len};
     }
+    last_served = Served::Computed;
     // A failure remembered for the key (pg_memo.error_ttl): raised again,
     // as a failed computation would be (stale_on_error may answer it).
     raise_if_remembered(m.key, m.slot);
     bool own_writes_hidden = status == LookupStatus::OwnWrites;
+    if (own_writes_hidden) last_served = Served::Bypassed;
     if (!own_writes_hidden && flights_usable(m.key)) return memoize_in_flight(m.call, m.key, m.slot);
     return compute_and_store(m.call, m.key, m.slot, own_writes_hidden, nullptr);
 }
@@ -131,7 +138,10 @@ Result memoize(const Call &call) {
                   IsParallelWorker();
     Encoded key = encode_call(call);
 
-    if (bypass) return compute_and_store(call, key, slot, true, nullptr);
+    if (bypass) {
+        last_served = Served::Bypassed;
+        return compute_and_store(call, key, slot, true, nullptr);
+    }
 
     CopyOutSink sink;
     sink.want_stale = true;
@@ -139,11 +149,13 @@ Result memoize(const Call &call) {
     LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
     if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
         sh.stats.add(slot, kHits);
+        last_served = Served::Hit;
         return Result{sink.payload, sink.payload_len};
     }
 
     OlderAnswer older = older_answer(sink, status);
     Result r;
+    last_served = Served::Older;  // unless the refresh below computes it
     if (older.present && serve_or_refresh(call, key, slot, older, &r)) return r;
     log_state_if_due();  // a primary's sign of life for its standbys
     MissPath miss{call, key, slot, sink, status};
@@ -169,16 +181,20 @@ TupleDesc expected_row_type(FunctionCallInfo fcinfo) {
     return expected;
 }
 
+// The result's rows into the spill's tuplestore (there already if the
+// result was too large to store).
+void put_result_rows(const Result &r, RowSpill *spill) {
+    if (r.spilled) return;
+    // A failed attempt's rows (stale_on_error answered it) are dropped.
+    if (spill->store) tuplestore_end(spill->store);
+    spill->store = nullptr;
+    spill->map = nullptr;
+    put_rows_for_caller(r.payload, r.len, spill);
+}
+
 Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, RowSpill *spill) {
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    // A result too large to store has its rows in the tuplestore already.
-    if (!r.spilled) {
-        // A failed attempt's rows (stale_on_error answered it) are dropped.
-        if (spill->store) tuplestore_end(spill->store);
-        spill->store = nullptr;
-        spill->map = nullptr;
-        put_rows_for_caller(r.payload, r.len, spill);
-    }
+    put_result_rows(r, spill);
     MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
     rsinfo->returnMode = SFRM_Materialize;
     rsinfo->setResult = spill->store;
@@ -199,6 +215,28 @@ Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
 }
 
 }  // namespace
+
+Served serve_statement(const Call &call, const StatementOptions &options) {
+    // The registration's options stand in for the session's settings for
+    // this call only, restored however it ends.
+    int max_staleness = guc_max_staleness_ms, stale_on_error = guc_stale_on_error_ms, error_ttl = guc_error_ttl_ms;
+    guc_max_staleness_ms = options.max_staleness_ms;
+    guc_stale_on_error_ms = options.stale_on_error_ms;
+    guc_error_ttl_ms = options.error_ttl_ms;
+    PG_TRY();
+    {
+        Result r = memoize(call);
+        put_result_rows(r, call.spill);
+    }
+    PG_FINALLY();
+    {
+        guc_max_staleness_ms = max_staleness;
+        guc_stale_on_error_ms = stale_on_error;
+        guc_error_ttl_ms = error_ttl;
+    }
+    PG_END_TRY();
+    return last_served;
+}
 
 }  // namespace pgmemo
 

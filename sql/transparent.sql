@@ -1,0 +1,154 @@
+-- Transparent serving (issue 30): a registered statement, run as any
+-- client runs it, is served from the cache, exactly: what it returns
+-- without pg_memo, at every moment. Each served call is counted under the
+-- registration's cache name; EXPLAIN shows the "pg_memo" node.
+\i sql/include/setup.sql
+
+CREATE TABLE tr_items (id int PRIMARY KEY, team int NOT NULL, title text);
+INSERT INTO tr_items SELECT g, g % 5, 'title ' || g FROM generate_series(1, 50) g;
+SELECT memo.watch('tr_items');
+CREATE TABLE tr_other (id int);
+INSERT INTO tr_other VALUES (1);
+
+SELECT memo.cache_statement('SELECT id, title FROM tr_items WHERE team = $1 ORDER BY id LIMIT 3',
+                            cache_name => 'tr.page') IS NOT NULL AS registered;
+SELECT memo.cache_statement('SELECT count(*) FROM tr_items WHERE team = 2', cache_name => 'tr.count')
+       IS NOT NULL AS registered;
+
+-- A statement with the registered shape (any constants, any white space)
+-- gets the node; the plan PostgreSQL made is its child.
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tr_items WHERE team = 2;
+EXPLAIN (COSTS OFF) SELECT count(*)   FROM tr_items WHERE team = 4;
+-- Other statements are planned as without pg_memo.
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tr_items WHERE team = 2 AND id > 0;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tr_other;
+
+-- Simple protocol: computed once, then hits; the constants are in the key.
+SELECT count(*) FROM tr_items WHERE team = 2;
+SELECT count(*) FROM tr_items WHERE team = 2;
+SELECT count(*) FROM tr_items WHERE team = 3;
+SELECT calls, hits, computations FROM counters('tr.count');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM tr_items WHERE team = 2;
+
+-- A write shows in the very next statement after its commit.
+INSERT INTO tr_items VALUES (100, 2, 'new');
+SELECT count(*) FROM tr_items WHERE team = 2;
+SELECT calls, hits, computations FROM counters('tr.count');
+-- Inside the writing transaction: its own write, not a cached result.
+BEGIN;
+DELETE FROM tr_items WHERE id = 100;
+SELECT count(*) FROM tr_items WHERE team = 2;
+ROLLBACK;
+SELECT count(*) FROM tr_items WHERE team = 2;
+
+-- Prepared statements with parameters (PREPARE/EXECUTE, generic plans
+-- after five executions included); EXPLAIN ANALYZE says how it was served.
+PREPARE tr_page(int) AS SELECT id, title FROM tr_items WHERE team = $1 ORDER BY id LIMIT 3;
+EXECUTE tr_page(1);
+EXECUTE tr_page(1);
+EXECUTE tr_page(1);
+EXECUTE tr_page(1);
+EXECUTE tr_page(1);
+EXECUTE tr_page(1);
+EXECUTE tr_page(2);
+SELECT calls, hits, computations FROM counters('tr.page');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE tr_page(1);
+UPDATE tr_items SET title = 'renamed' WHERE id = 1;
+EXECUTE tr_page(1);
+-- A NULL parameter is a value of the key like any other.
+EXECUTE tr_page(NULL);
+
+-- A cursor fetched in pieces, backwards too.
+SELECT memo.cache_statement('SELECT id FROM tr_items WHERE team = 4 ORDER BY id LIMIT 4',
+                            cache_name => 'tr.cursor') IS NOT NULL AS registered;
+BEGIN;
+DECLARE tr_c SCROLL CURSOR FOR SELECT id FROM tr_items WHERE team = 4 ORDER BY id LIMIT 4;
+FETCH 2 FROM tr_c;
+FETCH BACKWARD 1 FROM tr_c;
+FETCH ALL FROM tr_c;
+COMMIT;
+SELECT calls FROM counters('tr.cursor');
+
+-- REPEATABLE READ: computed under the transaction's snapshot, not stored.
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM tr_items WHERE team = 2;
+COMMIT;
+
+-- Privileges are PostgreSQL's own on every execution, hit or not.
+CREATE ROLE tr_reader;
+GRANT USAGE ON SCHEMA memo TO tr_reader;
+SET ROLE tr_reader;
+SELECT count(*) FROM tr_items WHERE team = 2;
+RESET ROLE;
+GRANT SELECT ON tr_items TO tr_reader;
+SET ROLE tr_reader;
+SELECT count(*) FROM tr_items WHERE team = 2;
+SELECT count(*) FROM tr_items WHERE team = 2;
+RESET ROLE;
+REVOKE SELECT ON tr_items FROM tr_reader;
+SET ROLE tr_reader;
+SELECT count(*) FROM tr_items WHERE team = 2;
+RESET ROLE;
+
+-- Row level security: each role sees its rows, from its own entry.
+ALTER TABLE tr_items ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tr_low ON tr_items TO tr_reader USING (id < 20);
+GRANT SELECT ON tr_items TO tr_reader;
+SET ROLE tr_reader;
+SELECT count(*) FROM tr_items WHERE team = 2;
+SELECT count(*) FROM tr_items WHERE team = 2;
+RESET ROLE;
+SELECT count(*) FROM tr_items WHERE team = 2;
+ALTER TABLE tr_items DISABLE ROW LEVEL SECURITY;
+DROP POLICY tr_low ON tr_items;
+
+-- A session's relaxations do not reach a registered statement: its
+-- registration's options do (a transaction pooler shares sessions).
+SET pg_memo.max_staleness = '1h';
+SELECT count(*) FROM tr_items WHERE team = 2;
+INSERT INTO tr_items VALUES (101, 2, 'newer');
+SELECT count(*) FROM tr_items WHERE team = 2;
+RESET pg_memo.max_staleness;
+
+-- Statements of functions are not served (their text names variables).
+CREATE FUNCTION tr_count_in_function() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN (SELECT count(*) FROM tr_items WHERE team = 2);
+END $$;
+SELECT calls AS before FROM counters('tr.count') \gset
+SELECT tr_count_in_function();
+SELECT calls - :before AS served_calls FROM counters('tr.count');
+
+-- pg_memo.serve_statements = off plans as without pg_memo.
+SET pg_memo.serve_statements = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM tr_items WHERE team = 2;
+RESET pg_memo.serve_statements;
+
+-- The registrations, with their counters.
+SELECT cache_name, state, calls > 0 AS called, hits > 0 AS hit
+  FROM memo.registered_statements WHERE cache_name LIKE 'tr.%' ORDER BY cache_name;
+
+-- Unregistering reaches prepared statements: planned again, not served.
+SELECT memo.uncache_statement('SELECT id, title FROM tr_items WHERE team = $1 ORDER BY id LIMIT 3');
+EXPLAIN (COSTS OFF) EXECUTE tr_page(1);
+-- ... and so does registering.
+SELECT memo.cache_statement('SELECT id, title FROM tr_items WHERE team = $1 ORDER BY id LIMIT 3',
+                            cache_name => 'tr.page') IS NOT NULL AS registered;
+EXPLAIN (COSTS OFF) EXECUTE tr_page(1);
+-- A plain change to memo.statements (a restore) is seen too.
+DELETE FROM memo.statements WHERE cache_name = 'tr.page';
+EXPLAIN (COSTS OFF) EXECUTE tr_page(1);
+DEALLOCATE tr_page;
+
+-- A table dropped: the registration says so.
+CREATE TABLE tr_gone (id int);
+SELECT memo.watch('tr_gone');
+SELECT memo.cache_statement('SELECT count(*) FROM tr_gone', cache_name => 'tr.gone') IS NOT NULL AS registered;
+DROP TABLE tr_gone;
+SELECT cache_name, state FROM memo.registered_statements WHERE cache_name = 'tr.gone';
+
+DELETE FROM memo.statements WHERE cache_name LIKE 'tr.%';
+DROP FUNCTION tr_count_in_function();
+DROP TABLE tr_items, tr_other;
+DROP OWNED BY tr_reader;
+DROP ROLE tr_reader;

@@ -1,0 +1,204 @@
+// The planner hook of transparent serving (plan_hook.hpp).
+//
+// Which statements it looks at: only those a client sent, planned at the
+// top level (the planner's source text is the one the client's message
+// carried, or the prepared statement's that a top-level EXECUTE runs).
+// Statements of functions, triggers and DO blocks are not: their text
+// names variables a miss could not bind.
+#include "planner/plan_hook.hpp"
+
+#include "call.hpp"
+#include "compat.hpp"
+#include "compute/analysis.hpp"
+#include "compute/learned_reads.hpp"
+#include "compute/query_errors.hpp"
+#include "planner/memo_scan.hpp"
+#include "planner/registry.hpp"
+#include "planner/statement_text.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "commands/prepare.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "tcop/tcopprot.h"
+#include "tcop/utility.h"
+}
+
+namespace pgmemo {
+namespace {
+
+planner_hook_type prev_planner = nullptr;
+ProcessUtility_hook_type prev_process_utility = nullptr;
+
+int planner_depth = 0;  // plans made while planning (a function folded at plan time) are not top level
+// The source text of the prepared statement a top-level EXECUTE runs.
+const char *executing_source = nullptr;
+
+bool top_level(const char *source) {
+    if (planner_depth > 0 || !source) return false;
+    if (source == executing_source) return true;
+    return debug_query_string && (source == debug_query_string || strcmp(source, debug_query_string) == 0);
+}
+
+// Whether a registration reads a relation of the query (its subqueries and
+// WITH queries included): the test every SELECT pays.
+bool reads_registered(const Query *query) {
+    ListCell *lc;
+    foreach (lc, query->rtable) {
+        auto *rte = lfirst_node(RangeTblEntry, lc);
+        if (rte->rtekind == RTE_RELATION && registration_reads(rte->relid)) return true;
+        if (rte->rtekind == RTE_SUBQUERY && rte->subquery && reads_registered(rte->subquery)) return true;
+    }
+    foreach (lc, query->cteList) {
+        auto *cte = lfirst_node(CommonTableExpr, lc);
+        if (IsA(cte->ctequery, Query) && reads_registered(castNode(Query, cte->ctequery))) return true;
+    }
+    return false;
+}
+
+// The parameter types a query's Params have, by number (0 where unused).
+struct ParamTypes {
+    Oid *types;
+    int n;
+};
+bool collect_param_types(Node *node, void *arg) {
+    auto *p = static_cast<ParamTypes *>(arg);
+    if (!node) return false;
+    if (IsA(node, Param)) {
+        auto *param = castNode(Param, node);
+        if (param->paramkind == PARAM_EXTERN && param->paramid > 0 && param->paramid <= kMaxParams) {
+            if (param->paramid > p->n) {
+                p->types = static_cast<Oid *>(repalloc(p->types, sizeof(Oid) * (param->paramid + 1)));
+                for (int i = p->n; i < param->paramid; i++) p->types[i] = InvalidOid;
+                p->n = param->paramid;
+            }
+            p->types[param->paramid - 1] = param->paramtype;
+        }
+        return false;
+    }
+    if (IsA(node, Query))
+        return query_tree_walker(castNode(Query, node), as_tree_walker(collect_param_types), p, 0);
+    return expression_tree_walker(node, as_tree_walker(collect_param_types), p);
+}
+
+// What a miss would check of the statement, raised as an error in a
+// subtransaction: one SELECT, cacheable; a text cut past a prefix must
+// parse back to the statement planned.
+struct Candidate {
+    Query *query;
+    const char *source;
+    const char *text;
+    bool after_prefix;
+    uint64 query_id;
+};
+
+void check_candidate(void *arg) {
+    auto *c = static_cast<Candidate *>(arg);
+    char *statement = nullptr;
+    check_single_select(c->text, &statement);
+    c->text = statement;
+    if (c->after_prefix) {
+        ParamTypes p{static_cast<Oid *>(palloc(sizeof(Oid))), 0};
+        collect_param_types(reinterpret_cast<Node *>(c->query), &p);
+        for (int i = 0; i < p.n; i++)
+            if (!OidIsValid(p.types[i])) p.types[i] = TEXTOID;
+        List *raw = pg_parse_query(statement);
+        Query *again = parse_analyze_fixedparams(linitial_node(RawStmt, raw), statement, p.types, p.n, nullptr);
+        if (compat_query_id(again, statement) != c->query_id)
+            ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                            errmsg("pg_memo could not find the text of the statement")));
+    }
+    Oid path[kMaxSearchPath];
+    int path_len = effective_search_path(path);
+    Analysis analysis{};
+    analyze_query(static_cast<Query *>(copyObjectImpl(c->query)), c->source, path, path_len, nullptr, 0, &analysis);
+}
+
+// The registration that serves this statement, and the text it is served
+// by, or nullptr.
+const Registration *serving_registration(Query *parse, const char *source, const char **text) {
+    if (!guc_enabled || !guc_serve_statements || parse->commandType != CMD_SELECT || parse->utilityStmt ||
+        !top_level(source) || observing_computation() || !any_registrations() || !reads_registered(parse))
+        return nullptr;
+    Candidate c{parse, source, nullptr, false, 0};
+    c.query_id = compat_query_id(parse, source);
+    const Registration *r = find_registration(c.query_id);
+    if (!r) return nullptr;
+    c.text = statement_source(source, parse, &c.after_prefix);
+    if (!c.text) return nullptr;
+    ErrorData *refusal = error_of_subtransaction(check_candidate, &c);
+    if (refusal) {
+        if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
+        ereport(DEBUG1, (errmsg_internal("pg_memo does not serve registered statement %s: %s", r->cache_name,
+                                         refusal->message)));
+        return nullptr;
+    }
+    *text = c.text;
+    return r;
+}
+
+PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
+    const char *text = nullptr;
+    const Registration *registration = serving_registration(parse, source, &text);
+    PlannedStmt *stmt;
+    planner_depth++;
+    PG_TRY();
+    {
+        stmt = prev_planner ? prev_planner(parse, source, cursor_options, params)
+                            : standard_planner(parse, source, cursor_options, params);
+    }
+    PG_FINALLY();
+    { planner_depth--; }
+    PG_END_TRY();
+    if (stmt->commandType != CMD_SELECT || planner_depth > 0) return stmt;
+    // A registration made later must reach this plan if it is kept
+    // (a prepared statement): its change to memo.statements invalidates it.
+    Oid table = statements_table();
+    if (OidIsValid(table)) stmt->relationOids = lappend_oid(stmt->relationOids, table);
+    if (registration) {
+        stmt->planTree = memo_scan_over(stmt->planTree, *registration, text);
+        // The child runs only inside a computation, which plans its own.
+        stmt->parallelModeNeeded = false;
+    }
+    return stmt;
+}
+
+// A top-level EXECUTE (or EXPLAIN EXECUTE): the prepared statement's source
+// text is the one its plans are made from.
+const char *prepared_source(Node *statement) {
+    if (IsA(statement, ExplainStmt)) statement = castNode(ExplainStmt, statement)->query;
+    if (IsA(statement, Query) && castNode(Query, statement)->utilityStmt)
+        statement = castNode(Query, statement)->utilityStmt;
+    if (!IsA(statement, ExecuteStmt)) return nullptr;
+    PreparedStatement *prepared = FetchPreparedStatement(castNode(ExecuteStmt, statement)->name, false);
+    return prepared ? prepared->plansource->query_string : nullptr;
+}
+
+void note_execute(PlannedStmt *pstmt, const char *query_string, bool read_only, ProcessUtilityContext context,
+                  ParamListInfo params, QueryEnvironment *env, DestReceiver *dest, QueryCompletion *qc) {
+    const char *saved = executing_source;
+    if (context == PROCESS_UTILITY_TOPLEVEL) executing_source = prepared_source(pstmt->utilityStmt);
+    PG_TRY();
+    {
+        if (prev_process_utility)
+            prev_process_utility(pstmt, query_string, read_only, context, params, env, dest, qc);
+        else
+            standard_ProcessUtility(pstmt, query_string, read_only, context, params, env, dest, qc);
+    }
+    PG_FINALLY();
+    { executing_source = saved; }
+    PG_END_TRY();
+}
+
+}  // namespace
+
+void register_plan_hooks() {
+    prev_planner = planner_hook;
+    planner_hook = plan_statement;
+    prev_process_utility = ProcessUtility_hook;
+    ProcessUtility_hook = note_execute;
+}
+
+}  // namespace pgmemo
