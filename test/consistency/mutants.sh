@@ -45,6 +45,8 @@ stale_unbounded|older answers|tap test/t/012_older_answers.pl|an older answer se
 restore_moved|warm restart|tap test/t/011_durability_warm_restart.pl|a saved cache restored after the server ran past the shutdown it was saved at ("Warm restart")
 commit_prepared_silent|two-phase commit|tap test/t/014_durability_two_phase.pl|COMMIT PREPARED bumps no counter ("Two-phase commit")
 replay_no_bump|standby records|tap test/t/013_durability_standby_records.pl|a standby'"'"'s replay of a commit bumps no counter ("Hot standby")
+statement_params_unkeyed|registered statements|regress transparent|a registered statement keyed without its parameters ("Registered statements")
+statement_session_options|registered statements|regress transparent|a session'"'"'s pg_memo.max_staleness reaches a registered statement ("Registered statements")
 '
 field() { awk -F'|' -v n="$2" -v f="$1" '$1 == n { print $f }' <<<"$MUTANT_TABLE"; }
 ALL=$(awk -F'|' 'NF > 1 { print $1 }' <<<"$MUTANT_TABLE" | xargs)
@@ -110,6 +112,14 @@ restore_moved() {
 }
 commit_prepared_silent() {
   mutate "$1/src/pg/durability/two_phase.cpp" 's/\n\s*for \(uint32_t i = 0; i < nslots; i\+\+\) sh\.gens\.bump\(slots\[i\], began_at\);//'
+}
+statement_params_unkeyed() {
+  mutate "$1/src/pg/call.cpp" \
+    's/int nfields = nfixed \+ \(with_name_and_params \? call\.nparams : 0\);/int nfields = nfixed + (with_name_and_params \&\& !call.param_types ? call.nparams : 0);/'
+}
+statement_session_options() {
+  mutate "$1/src/pg/serve/memo_functions.cpp" \
+    's/\n\s*guc_max_staleness_ms = options\.max_staleness_ms;\n\s*guc_stale_on_error_ms = options\.stale_on_error_ms;\n\s*guc_error_ttl_ms = options\.error_ttl_ms;/\n    (void)options;/'
 }
 replay_no_bump() {
   mutate "$1/src/pg/durability/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'

@@ -17,6 +17,8 @@
 #include "planner/statement_text.hpp"
 #include "settings.hpp"
 
+#include <cctype>
+
 extern "C" {
 #include "commands/prepare.h"
 #include "nodes/nodeFuncs.h"
@@ -98,6 +100,10 @@ void check_candidate(void *arg) {
     auto *c = static_cast<Candidate *>(arg);
     char *statement = nullptr;
     check_single_select(c->text, &statement);
+    // White space after the statement (a client's "SELECT ... \n") would
+    // make another key for the same statement.
+    size_t len = strlen(statement);
+    while (len > 0 && isspace(static_cast<unsigned char>(statement[len - 1]))) statement[--len] = '\0';
     c->text = statement;
     if (c->after_prefix) {
         ParamTypes p{static_cast<Oid *>(palloc(sizeof(Oid))), 0};
