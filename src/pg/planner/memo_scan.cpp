@@ -8,6 +8,7 @@ extern "C" {
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/float.h"
@@ -187,8 +188,12 @@ void set_columns(CustomScan *scan, const Plan *child) {
 
 Plan *memo_scan_over(Plan *plan, const Registration &registration, const char *text) {
     CustomScan *scan = makeNode(CustomScan);
-    scan->scan.plan.startup_cost = plan->startup_cost;
-    scan->scan.plan.total_cost = plan->total_cost;
+    // The cost of a hit, the same for every plan of the statement: a
+    // prepared statement's plan cache then keeps its generic plan (a
+    // custom plan's cost adds its planning), and the statement is not
+    // planned again per execution. A miss plans its own (through SPI).
+    scan->scan.plan.startup_cost = 0;
+    scan->scan.plan.total_cost = cpu_tuple_cost;
     scan->scan.plan.plan_rows = plan->plan_rows;
     scan->scan.plan.plan_width = plan->plan_width;
     scan->scan.plan.parallel_safe = false;

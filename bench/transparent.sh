@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Transparent serving's hit (issue 30), side by side in one run: the
+# directory's first page as an API sends it (the registered statement with
+# bound parameters, served by the pg_memo node), the same page through
+# cached_list_employees(1) (a memo.list hit), and the 20 rows read from a
+# table (page_snapshot); pgbench -c 8 -j 2, each side in turn per round, in
+# alternating order. Prints Markdown: TPS per round, and the medians of
+# transparent / cached_list_employees and transparent / page_snapshot.
+#
+#   bench/transparent.sh [--rounds N] [--seconds S] [--rows N] [--protocol prepared|simple]
+# Needs root, pg_memo and pg_memo_directory installed (scripts/build.sh).
+# Not run by CI.
+set -euo pipefail
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_PORT=${BENCH_PORT:-55479}
+BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_transparent}
+BENCH_PRELOAD=pg_memo
+. "$SRC/bench/cluster.sh"
+ROUNDS=4 SECONDS_PER_RUN=10 ROWS=100000 PROTOCOL=prepared
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) ROUNDS=$2; shift 2 ;;
+    --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
+    --rows) ROWS=$2; shift 2 ;;
+    --protocol) PROTOCOL=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+trap bench_stop EXIT
+[ -n "${KEEP:-}" ] && trap - EXIT
+bench_start >/dev/null
+bench_psql -c 'CREATE EXTENSION pg_memo_directory' >/dev/null
+bench_psql -c "SELECT directory.directory_seed($ROWS)" >/dev/null
+bench_psql -c 'CREATE TABLE page_snapshot AS SELECT * FROM directory.list_employees(1)' >/dev/null
+bench_psql -c 'VACUUM ANALYZE page_snapshot' >/dev/null
+PAGE='SELECT e.id, e.full_name, e.title, e.department, e.location, e.manager_id, e.org_depth, e.sub_org_size
+  FROM directory.employees e WHERE e.path @> ARRAY[$1::bigint] ORDER BY e.full_name, e.id LIMIT $2 OFFSET $3'
+echo "SELECT memo.cache_statement(:'page', cache_name => 'api.page')" | bench_psql -v page="$PAGE" >/dev/null
+# With -M simple pgbench puts the values in the text: that statement has
+# constants where the registered one has parameters, another identifier.
+if [ "$PROTOCOL" = simple ]; then
+  bench_psql -c "SELECT memo.cache_statement(replace(replace(replace(query, '\$1', '1'), '\$2', '20'), '\$3', '0'),
+                   cache_name => 'api.page') FROM memo.statements WHERE cache_name = 'api.page'" >/dev/null
+fi
+{ echo '\set scope 1'; echo '\set size 20'; echo '\set skip 0'
+  printf '%s;\n' "${PAGE//$'\n'/ }" | sed 's/\$1/:scope/; s/\$2/:size/; s/\$3/:skip/'; } >"$BENCH_DIR/transparent.sql"
+printf '%s\n' 'SELECT * FROM directory.cached_list_employees(1);' >"$BENCH_DIR/cached.sql"
+printf '%s\n' 'SELECT * FROM page_snapshot;' >"$BENCH_DIR/snapshot.sql"
+chown postgres "$BENCH_DIR"/*.sql
+
+tps() { bench_pgbench -n -M "$PROTOCOL" -c 8 -j 2 -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/$1.sql" 2>&1 | tps_of /dev/stdin; }
+for side in transparent cached; do bench_pgbench -n -M "$PROTOCOL" -t 10 -f "$BENCH_DIR/$side.sql" >/dev/null; done
+served=$(bench_psql -Atc "SELECT hits FROM memo.stats WHERE cache_name = 'api.page'")
+[ "${served:-0}" -gt 0 ] || { echo "the registered statement was not served" >&2; exit 1; }
+echo "Machine: $(machine_description)"
+echo "pgbench -M $PROTOCOL -c 8 -j 2 -T $SECONDS_PER_RUN, $ROWS employees"
+echo
+echo "| round | transparent TPS | cached_list_employees TPS | page_snapshot TPS | transparent / cached | transparent / snapshot |"
+echo "|---|---|---|---|---|---|"
+r_cached=() r_snapshot=()
+for i in $(seq 1 "$ROUNDS"); do
+  if [ $((i % 2)) -eq 1 ]; then t=$(tps transparent); c=$(tps cached); s=$(tps snapshot)
+  else s=$(tps snapshot); c=$(tps cached); t=$(tps transparent); fi
+  rc=$(awk -v a="$t" -v b="$c" 'BEGIN {printf "%.3f", a / b}')
+  rs=$(awk -v a="$t" -v b="$s" 'BEGIN {printf "%.3f", a / b}')
+  r_cached+=("$rc") r_snapshot+=("$rs")
+  echo "| $i | $t | $c | $s | $rc | $rs |"
+done
+echo
+echo "medians: transparent / cached_list_employees $(printf '%s\n' "${r_cached[@]}" | median)," \
+     "transparent / page_snapshot $(printf '%s\n' "${r_snapshot[@]}" | median)"
+bench_psql -c "SELECT cache_name, calls, hits, computations FROM memo.stats WHERE cache_name LIKE 'api.%' OR cache_name LIKE 'employees.%' ORDER BY 1"
