@@ -12,6 +12,7 @@
 #include "compute/analysis.hpp"
 #include "compute/learned_reads.hpp"
 #include "compute/query_errors.hpp"
+#include "planner/kept_plans.hpp"
 #include "planner/memo_scan.hpp"
 #include "planner/registry.hpp"
 #include "planner/statement_text.hpp"
@@ -123,8 +124,11 @@ void check_candidate(void *arg) {
 }
 
 // The registration that serves this statement, and the text it is served
-// by, or nullptr.
-const Registration *serving_registration(Query *parse, const char *source, const char **text) {
+// by, or nullptr. A plan kept for the statement's text comes back in *kept
+// (no check, no planning); otherwise *keep_as says whether the plan made
+// may be kept, and under which text.
+const Registration *serving_registration(Query *parse, const char *source, int cursor_options, const char **text,
+                                         PlannedStmt **kept, const char **keep_as) {
     if (!guc_enabled || !guc_serve_statements || parse->commandType != CMD_SELECT || parse->utilityStmt ||
         !top_level(source) || observing_computation() || !any_registrations() || !reads_registered(parse))
         return nullptr;
@@ -134,6 +138,13 @@ const Registration *serving_registration(Query *parse, const char *source, const
     if (!r) return nullptr;
     c.text = statement_source(source, parse, &c.after_prefix);
     if (!c.text) return nullptr;
+    // EXPLAIN, DECLARE and PREPARE are planned once; EXPLAIN shows the
+    // plan PostgreSQL makes now, which a kept plan does not hold.
+    if (!c.after_prefix) {
+        *kept = find_kept_plan(KeptPlanKey{c.text, c.query_id, cursor_options});
+        if (*kept) return r;
+        *keep_as = c.text;
+    }
     ErrorData *refusal = error_of_subtransaction(check_candidate, &c);
     if (refusal) {
         if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
@@ -146,8 +157,11 @@ const Registration *serving_registration(Query *parse, const char *source, const
 }
 
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
-    const char *text = nullptr;
-    const Registration *registration = serving_registration(parse, source, &text);
+    const char *text = nullptr, *keep_as = nullptr;
+    PlannedStmt *kept = nullptr;
+    const Registration *registration = serving_registration(parse, source, cursor_options, &text, &kept, &keep_as);
+    uint64 query_id = registration ? registration->query_id : 0;
+    if (kept) return kept;
     PlannedStmt *stmt;
     planner_depth++;
     PG_TRY();
@@ -167,6 +181,8 @@ PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options
         stmt->planTree = memo_scan_over(stmt->planTree, *registration, text);
         // The child runs only inside a computation, which plans its own.
         stmt->parallelModeNeeded = false;
+        stmt->jitFlags = 0;
+        if (keep_as) keep_plan(KeptPlanKey{keep_as, query_id, cursor_options}, stmt);
     }
     return stmt;
 }

@@ -163,6 +163,8 @@ Oid statements_table() {
     return registry.table;
 }
 
+uint64 registry_version() { return registry.invalidations; }
+
 void register_registry_callback() { CacheRegisterRelcacheCallback(mark_out_of_date, (Datum)0); }
 
 }  // namespace pgmemo

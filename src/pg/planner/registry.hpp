@@ -32,6 +32,10 @@ bool any_registrations();
 // reaches statements already prepared (planner hook).
 Oid statements_table();
 
+// Moves whenever the registrations may have changed (a plan kept for a
+// statement holds its registration's name and options as of a version).
+uint64 registry_version();
+
 // Installs the relcache callback that marks the copy out of date (from
 // _PG_init).
 void register_registry_callback();

@@ -1,0 +1,117 @@
+// Plans of registered statements kept by their text (kept_plans.hpp).
+#include "planner/kept_plans.hpp"
+
+#include "call.hpp"
+#include "hash.hpp"
+#include "invalidate/catalog_changes.hpp"
+#include "planner/registry.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "storage/sinval.h"
+#include "utils/memutils.h"
+}
+
+namespace pgmemo {
+namespace {
+
+// Few: a backend serves a handful of hot statements; beyond that the
+// oldest is replaced.
+constexpr int kKeptPlans = 32;
+
+struct KeptPlan {
+    MemoryContext context;  // holds text and plan; nullptr for a free slot
+    uint64 hash;
+    char *text;
+    uint64 query_id;
+    int cursor_options;
+    Oid userid;
+    Oid path[kMaxSearchPath];
+    int path_len;
+    uint64 invalidations;  // SharedInvalidMessageCounter when kept
+    uint64 registrations;  // registry_version() when kept
+    PlannedStmt *plan;
+};
+KeptPlan kept[kKeptPlans];
+int next_victim = 0;
+
+struct Lookup {
+    uint64 hash;
+    Oid path[kMaxSearchPath];
+    int path_len;
+};
+
+Lookup lookup_of(const KeptPlanKey &key) {
+    Lookup l;
+    l.hash = hash_bytes(key.text, strlen(key.text));
+    l.path_len = effective_search_path(l.path);
+    return l;
+}
+
+bool matches(const KeptPlan &k, const KeptPlanKey &key, const Lookup &l) {
+    return k.context && k.hash == l.hash && k.query_id == key.query_id && k.cursor_options == key.cursor_options &&
+           k.userid == GetUserId() &&
+           k.path_len == l.path_len && memcmp(k.path, l.path, sizeof(Oid) * l.path_len) == 0 &&
+           strcmp(k.text, key.text) == 0;
+}
+
+bool still_valid(const KeptPlan &k) {
+    return k.invalidations == SharedInvalidMessageCounter && k.registrations == registry_version();
+}
+
+void forget(KeptPlan &k) {
+    if (k.context) MemoryContextDelete(k.context);
+    k.context = nullptr;
+}
+
+}  // namespace
+
+PlannedStmt *find_kept_plan(const KeptPlanKey &key) {
+    if (transaction_changed_catalogs()) return nullptr;
+    Lookup l = lookup_of(key);
+    for (KeptPlan &k : kept) {
+        if (!matches(k, key, l)) continue;
+        if (!still_valid(k)) {
+            forget(k);
+            return nullptr;
+        }
+        return static_cast<PlannedStmt *>(copyObjectImpl(k.plan));
+    }
+    return nullptr;
+}
+
+void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt) {
+    if (transaction_changed_catalogs()) return;
+    Lookup l = lookup_of(key);
+    KeptPlan *slot = nullptr;
+    for (KeptPlan &k : kept)
+        if (!k.context || matches(k, key, l)) {
+            slot = &k;
+            break;
+        }
+    if (!slot) {
+        slot = &kept[next_victim];
+        next_victim = (next_victim + 1) % kKeptPlans;
+    }
+    forget(*slot);
+    MemoryContext context = AllocSetContextCreate(TopMemoryContext, "pg_memo kept plan", ALLOCSET_SMALL_SIZES);
+    MemoryContext old = MemoryContextSwitchTo(context);
+    slot->text = pstrdup(key.text);
+    auto *plan = static_cast<PlannedStmt *>(copyObjectImpl(stmt));
+    // PostgreSQL's plan and its subplans: EXPLAIN's, which never comes here.
+    outerPlan(plan->planTree) = nullptr;
+    plan->subplans = NIL;
+    slot->plan = plan;
+    MemoryContextSwitchTo(old);
+    slot->context = context;
+    slot->hash = l.hash;
+    slot->query_id = key.query_id;
+    slot->cursor_options = key.cursor_options;
+    slot->userid = GetUserId();
+    memcpy(slot->path, l.path, sizeof(Oid) * l.path_len);
+    slot->path_len = l.path_len;
+    slot->invalidations = SharedInvalidMessageCounter;
+    slot->registrations = registry_version();
+}
+
+}  // namespace pgmemo

@@ -1,0 +1,37 @@
+// Plans of registered statements kept by this backend, by their text: a
+// statement planned at every execution (the simple protocol, a driver's
+// unnamed statements, a pooler's clients) is parsed by PostgreSQL as
+// always, but neither checked nor planned again while nothing it depends on
+// may have changed. What a kept plan holds is the pg_memo node alone
+// (its child, PostgreSQL's plan, is shown by EXPLAIN, which never uses a
+// kept plan), the range table the executor checks privileges on and locks,
+// and what the plan depends on.
+#pragma once
+
+#include "pg_memo.hpp"
+
+extern "C" {
+#include "nodes/plannodes.h"
+}
+
+namespace pgmemo {
+
+// What a kept plan is for: the text the client sent (the statement's own
+// slice), its query identifier, the planner's cursor options, and (read here) the role, the
+// search path and the registrations' version. Valid until an invalidation
+// arrives (any catalog change, sent or received) and never in a
+// transaction that changed catalogs.
+struct KeptPlanKey {
+    const char *text;
+    uint64 query_id;  // holds the client's parameter types
+    int cursor_options;
+};
+
+// A copy of the plan kept for key, in the current memory context, or
+// nullptr.
+PlannedStmt *find_kept_plan(const KeptPlanKey &key);
+
+// Keeps a copy of stmt (a plan whose top is the pg_memo node) for key.
+void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt);
+
+}  // namespace pgmemo
