@@ -117,3 +117,55 @@ REVOKE ALL ON @extschema@.registered_statements FROM PUBLIC;
 
 COMMENT ON VIEW @extschema@.registered_statements IS
 'Registered statements with their calls, hits, computations and bypasses, and whether they serve';
+
+-------------------------------------------------------------------------------
+-- memo.candidates: what to register (ReadySet's workflow, in SQL): the
+-- statements pg_stat_statements ranks highest by total time in this
+-- database, each with memo.explain_cache's verdict and whether it is
+-- registered. A function, not a view: pg_stat_statements is optional and
+-- its schema is the DBA's choice. It runs with the caller's search path,
+-- which the statements' names are resolved in.
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.candidates(top integer DEFAULT 20)
+RETURNS TABLE (query_id bigint, calls bigint, total_ms double precision, mean_ms double precision,
+               query text, registered boolean, cacheable boolean, sqlstate text, reason text, hint text)
+LANGUAGE plpgsql STABLE
+AS $f$
+DECLARE
+  pss_schema name;
+BEGIN
+  IF top IS NULL OR top < 1 THEN
+    RAISE EXCEPTION 'top must be at least 1' USING ERRCODE = '22023';
+  END IF;
+  SELECT n.nspname INTO pss_schema
+    FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
+   WHERE x.extname = 'pg_stat_statements';
+  IF pss_schema IS NULL THEN
+    RAISE EXCEPTION 'memo.candidates needs pg_stat_statements'
+      USING ERRCODE = '55000',
+            HINT = 'Add pg_stat_statements to shared_preload_libraries and run CREATE EXTENSION pg_stat_statements;';
+  END IF;
+  RETURN QUERY EXECUTE format($q$
+    SELECT s.queryid, s.calls, s.total_exec_time, s.mean_exec_time, s.query,
+           EXISTS (SELECT 1 FROM @extschema@.statements r WHERE r.query_id OPERATOR(pg_catalog.=) s.queryid),
+           e.cacheable, e.sqlstate, e.reason, e.hint
+      FROM (SELECT p.queryid, pg_catalog.sum(p.calls)::bigint AS calls,
+                   pg_catalog.sum(p.total_exec_time) AS total_exec_time,
+                   pg_catalog.sum(p.total_exec_time) / nullif(pg_catalog.sum(p.calls), 0) AS mean_exec_time,
+                   pg_catalog.min(p.query) AS query
+              FROM %I.pg_stat_statements p
+             WHERE p.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
+                              WHERE d.datname = pg_catalog.current_database())
+               AND p.query OPERATOR(pg_catalog.~*) '^\s*(select|with|table|values|\()'
+             GROUP BY p.queryid
+             ORDER BY 3 DESC
+             LIMIT $1) s
+      CROSS JOIN LATERAL @extschema@.explain_cache(s.query) e
+     ORDER BY s.total_exec_time DESC$q$, pss_schema)
+  USING top;
+END
+$f$;
+
+COMMENT ON FUNCTION @extschema@.candidates(integer) IS
+'The statements pg_stat_statements ranks highest by total time, with whether memo.cache_statement would take each and why not';

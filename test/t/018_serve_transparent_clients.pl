@@ -11,7 +11,13 @@
 # 3. Node.js with node-postgres, named and unnamed statements;
 # 4. the same Python and Node.js clients through PgBouncer in transaction
 #    pooling mode;
-# 5. the application's role: a REVOKE shows at the next statement.
+# 5. memo.candidates: the statements by total time, with why each is or is
+#    not cacheable;
+# 6. the application's role: a REVOKE shows at the next statement;
+# 7. a hot standby: a registration made on the primary reaches it with the
+#    commit's replay (a prepared statement there too), its executions are
+#    served, a write on the primary shows at the first read after replay,
+#    and an unregistration stops serving.
 use strict;
 use warnings;
 use FindBin;
@@ -23,7 +29,8 @@ use MemoTest;
 
 my $clients = "$FindBin::RealBin/../clients";
 my $python = '/usr/bin/python3';
-my $node = memo_node('clients', conf => "shared_preload_libraries = 'pg_memo, pg_stat_statements'\n");
+my $node = memo_node('clients', init => [allows_streaming => 1],
+                     conf => "shared_preload_libraries = 'pg_memo, pg_stat_statements'\npg_memo.standby_records = on\n");
 $node->safe_psql('postgres', q{
   CREATE EXTENSION pg_memo;
   CREATE EXTENSION pg_stat_statements;
@@ -126,12 +133,51 @@ my $pid = PostgreSQL::Test::Utils::slurp_file("$bouncer_dir/pgbouncer.pid");
 chomp $pid;
 kill 'TERM', $pid if $pid =~ /^\d+$/;
 
-# ---- 5. the application's role ------------------------------------------------
+# ---- 5. finding what to cache: memo.candidates ---------------------------------
+my $candidates = $node->safe_psql('postgres', q{
+  SELECT count(*) FILTER (WHERE registered AND cacheable) || ' ' ||
+         count(*) FILTER (WHERE NOT cacheable AND sqlstate IS NOT NULL)
+    FROM memo.candidates(100) WHERE query LIKE '%cl_items%'});
+like($candidates, qr/^[1-9]\d* /, 'memo.candidates lists the registered statements as cacheable');
+like($node->safe_psql('postgres', q{
+  SELECT sqlstate || ' ' || reason FROM memo.candidates(100) WHERE query LIKE '%pg_stat_statements%' LIMIT 1}),
+  qr/^(0A000|55000) /, 'memo.candidates says why a statement is not cacheable');
+
+# ---- 6. the application's role ------------------------------------------------
 my $page = 'SELECT id, title FROM cl_items WHERE team = 1 ORDER BY id LIMIT 5';
 my ($rc, $out, $err) = $node->psql('postgres', $page, extra_params => ['-U', 'cl_app']);
 is($rc, 0, 'the application role reads the registered statement');
 $node->safe_psql('postgres', 'REVOKE SELECT ON cl_items FROM cl_app');
 ($rc, $out, $err) = $node->psql('postgres', $page, extra_params => ['-U', 'cl_app']);
 like($err, qr/permission denied for table cl_items/, 'after REVOKE, its next statement is refused, as without pg_memo');
+
+# ---- 7. a hot standby ----------------------------------------------------------
+$node->safe_psql('postgres', 'GRANT SELECT ON cl_items TO cl_app');
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('clients_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
+sub replayed { $node->wait_for_catchup($standby, 'replay', $node->lsn('insert')) }
+my $count = 'SELECT count(*) FROM cl_items WHERE team = 3';
+my $bg = $standby->background_psql('postgres');
+$bg->query_safe("PREPARE standby_count AS $count");
+$bg->query_safe('EXECUTE standby_count');
+$node->safe_psql('postgres', "SELECT memo.cache_statement('$count', 'cl.standby')");
+$node->safe_psql('postgres', 'SELECT memo.count($$cl.warm$$, $$SELECT 1 FROM cl_items$$, $${}$$)');  # a STATE record
+replayed();
+like($bg->query_safe('EXPLAIN (COSTS OFF) EXECUTE standby_count'), qr/Custom Scan \(pg_memo\)/,
+     'the registration reaches a statement prepared on the standby before it');
+my $truth = $node->safe_psql('postgres', $count);
+is($bg->query_safe('EXECUTE standby_count'), $truth, 'the standby serves the registered statement');
+is($bg->query_safe('EXECUTE standby_count'), $truth, 'and again');
+cmp_ok(memo_stat($standby, 'cl.standby', 'coalesce(sum(hits), 0)') || 0, '>', 0, 'from its cache');
+$node->safe_psql('postgres', q{INSERT INTO cl_items (team, title) VALUES (3, 'replayed')});
+replayed();
+is($bg->query_safe('EXECUTE standby_count'), $truth + 1, 'a write on the primary shows at the first read after replay');
+$node->safe_psql('postgres', "SELECT memo.uncache_statement('$count')");
+replayed();
+unlike($bg->query_safe('EXPLAIN (COSTS OFF) EXECUTE standby_count'), qr/pg_memo/,
+       'an unregistration on the primary stops serving on the standby');
+$bg->quit;
 
 done_testing();
