@@ -6,7 +6,10 @@
 # requests served, computations (memo.stats and, independently,
 # pg_stat_statements with track = all), shared results, p50/p95/p99/max.
 #
-#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby]
+#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby] [--transparent]
+# --transparent: the clients send the count as a plain statement, registered
+# with memo.cache_statement (transparent serving); computations counted in
+# pg_stat_statements are its nested executions.
 # --standby: the clients read on a streaming hot standby (the primary with
 # pg_memo.standby_records = on); the writes go to the primary; the figures
 # are the standby's.
@@ -15,10 +18,11 @@ set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$SRC/bench/cluster.sh"
 . "$SRC/bench/plot.sh"
-PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0
+PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0 TRANSPARENT=0
 while [ $# -gt 0 ]; do
   case $1 in
     --standby) STANDBY=1; shift ;;
+    --transparent) TRANSPARENT=1; shift ;;
     --pairs) PAIRS=$2; shift 2 ;;
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
@@ -39,6 +43,16 @@ else
 fi
 read_psql() { as_pg "$BENCH_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$BENCH_DIR" -p "$READ_PORT" -d postgres "$@"; }
 cp "$SRC"/test/pgbench/stampede_*.sql "$BENCH_DIR/" && chown postgres "$BENCH_DIR"/stampede_*.sql
+READ_SCRIPT=stampede_read.sql
+WARM="SELECT memo.count('stampede', 'SELECT * FROM stampede_items WHERE payload LIKE \$1', '{%7abc%}')"
+PGSS_COMPUTATIONS="query LIKE '%AS pg_memo_count%'"
+if [ "$TRANSPARENT" = 1 ]; then
+  READ_SCRIPT=stampede_read_transparent.sql
+  WARM="SELECT count(*) FROM stampede_items WHERE payload LIKE '%7abc%'"
+  PGSS_COMPUTATIONS="NOT toplevel AND query LIKE 'SELECT count(*) FROM stampede_items%'"
+  bench_psql -c "SELECT memo.cache_statement(\$\$$WARM\$\$, cache_name => 'stampede')" >/dev/null
+  [ "$STANDBY" = 1 ] && bench_standby_caught_up
+fi
 
 uncached_ms=$(read_psql -At <<'SQL'
 SET pg_memo.singleflight = off;
@@ -54,7 +68,7 @@ run() {  # $1 = on|off
   mkdir -p "$logdir" && chown postgres "$logdir"
   read_psql -c 'SELECT memo.reset()' -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
   [ "$STANDBY" = 1 ] && bench_standby_caught_up  # a record: the standby serves
-  read_psql -c "SELECT memo.count('stampede', 'SELECT * FROM stampede_items WHERE payload LIKE \$1', '{%7abc%}')" >/dev/null
+  read_psql -c "$WARM" >/dev/null
   read_psql -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
   local writes=0
   : >"$logdir/writes"
@@ -65,14 +79,14 @@ run() {  # $1 = on|off
     done ) &
   local writer=$!
   (cd "$logdir" && PGOPTIONS="-c pg_memo.singleflight=$mode" bench_pgbench -p "$READ_PORT" -n -c "$CLIENTS" -j 2 \
-      -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/stampede_read.sql" -l --log-prefix=tx >"$logdir/pgbench.out" 2>&1)
+      -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/$READ_SCRIPT" -l --log-prefix=tx >"$logdir/pgbench.out" 2>&1)
   wait "$writer"
   writes=$SECONDS_PER_RUN
   local served computations shared pgss
   served=$(grep -oE 'number of transactions actually processed: [0-9]+' "$logdir/pgbench.out" | grep -oE '[0-9]+$')
   read -r computations shared hits calls < <(read_psql -At -F' ' -c \
       "SELECT computations, shared, hits, calls FROM memo.stats WHERE cache_name = 'stampede'")
-  pgss=$(read_psql -At -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE '%AS pg_memo_count%'")
+  pgss=$(read_psql -At -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE $PGSS_COMPUTATIONS")
   read -r p50 p95 p99 max < <(latency_percentiles "$logdir"/tx.*)
   printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
     "$mode" "$served" "$writes" "$computations" "$pgss" "$shared" \
@@ -81,6 +95,7 @@ run() {  # $1 = on|off
 
 echo "Machine: $(machine_description)"
 where="on the primary"; [ "$STANDBY" = 1 ] && where="on a streaming hot standby (writes on its primary)"
+[ "$TRANSPARENT" = 1 ] && where="$where, a registered statement (transparent serving)"
 echo "Uncached hot query: ${uncached_ms} ms. $CLIENTS clients $where, ${SECONDS_PER_RUN}s per run, one committed write per second."
 echo
 echo '| singleflight | requests served | writes | computations (memo.stats) | computations (pg_stat_statements) | shared | hit rate | p50 ms | p95 ms | p99 ms | max ms |'
@@ -92,6 +107,7 @@ done
 
 # The first pair's runs, request by request.
 name=stampede; [ "$STANDBY" = 1 ] && name=stampede_standby
+[ "$TRANSPARENT" = 1 ] && name=${name}_transparent
 mkdir -p "$PLOT_DIR"
 cat "$BENCH_DIR"/logs_on_1/writes "$BENCH_DIR"/logs_off_1/writes >"$BENCH_DIR/writes_1"
 plot_latency_runs "$PLOT_DIR/$name.png" \

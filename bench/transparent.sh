@@ -7,7 +7,10 @@
 # alternating order. Prints Markdown: TPS per round, and the medians of
 # transparent / cached_list_employees and transparent / page_snapshot.
 #
-#   bench/transparent.sh [--rounds N] [--seconds S] [--rows N] [--protocol prepared|simple]
+#   bench/transparent.sh [--rounds N] [--seconds S] [--rows N] [--protocol prepared|simple] [--pgpool]
+# --pgpool: a fourth side, the same page statement sent through pgpool-II
+# with its query cache (bench/pgpool.sh), and the median of transparent /
+# pgpool.
 # Needs root, pg_memo and pg_memo_directory installed (scripts/build.sh).
 # Not run by CI.
 set -euo pipefail
@@ -16,18 +19,21 @@ BENCH_PORT=${BENCH_PORT:-55479}
 BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_transparent}
 BENCH_PRELOAD=pg_memo
 . "$SRC/bench/cluster.sh"
-ROUNDS=4 SECONDS_PER_RUN=10 ROWS=100000 PROTOCOL=prepared
+. "$SRC/bench/pgpool.sh"
+ROUNDS=4 SECONDS_PER_RUN=10 ROWS=100000 PROTOCOL=prepared PGPOOL=no PGPOOL_PORT=${PGPOOL_PORT:-55489}
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --rows) ROWS=$2; shift 2 ;;
     --protocol) PROTOCOL=$2; shift 2 ;;
+    --pgpool) PGPOOL=yes; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-trap bench_stop EXIT
-[ -n "${KEEP:-}" ] && trap - EXIT
+[ "$PGPOOL" = no ] || pgpool_require
+trap 'pgpool_stop; bench_stop' EXIT
+pgpool_stop
 bench_start >/dev/null
 bench_psql -c 'CREATE EXTENSION pg_memo_directory' >/dev/null
 bench_psql -c "SELECT directory.directory_seed($ROWS)" >/dev/null
@@ -49,24 +55,32 @@ printf '%s\n' 'SELECT * FROM page_snapshot;' >"$BENCH_DIR/snapshot.sql"
 chown postgres "$BENCH_DIR"/*.sql
 
 tps() { bench_pgbench -n -M "$PROTOCOL" -c 8 -j 2 -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/$1.sql" 2>&1 | tps_of /dev/stdin; }
+pool_tps() { pgpool_pgbench -n -M "$PROTOCOL" -c 8 -j 2 -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/transparent.sql" 2>&1 | tps_of /dev/stdin; }
+if [ "$PGPOOL" = yes ]; then
+  pgpool_start "$PGPOOL_PORT" "$BENCH_DIR" "$BENCH_PORT" 8
+  pgpool_pgbench -n -M "$PROTOCOL" -t 1 -f "$BENCH_DIR/transparent.sql" >/dev/null 2>&1  # warm its cache
+fi
 for side in transparent cached; do bench_pgbench -n -M "$PROTOCOL" -t 10 -f "$BENCH_DIR/$side.sql" >/dev/null; done
 served=$(bench_psql -Atc "SELECT hits FROM memo.stats WHERE cache_name = 'api.page'")
 [ "${served:-0}" -gt 0 ] || { echo "the registered statement was not served" >&2; exit 1; }
 echo "Machine: $(machine_description)"
 echo "pgbench -M $PROTOCOL -c 8 -j 2 -T $SECONDS_PER_RUN, $ROWS employees"
 echo
-echo "| round | transparent TPS | cached_list_employees TPS | page_snapshot TPS | transparent / cached | transparent / snapshot |"
-echo "|---|---|---|---|---|---|"
-r_cached=() r_snapshot=()
+echo "| round | transparent TPS | cached_list_employees TPS | page_snapshot TPS | pgpool TPS | transparent / cached | transparent / snapshot | transparent / pgpool |"
+echo "|---|---|---|---|---|---|---|---|"
+r_cached=() r_snapshot=() r_pool=()
 for i in $(seq 1 "$ROUNDS"); do
   if [ $((i % 2)) -eq 1 ]; then t=$(tps transparent); c=$(tps cached); s=$(tps snapshot)
   else s=$(tps snapshot); c=$(tps cached); t=$(tps transparent); fi
   rc=$(awk -v a="$t" -v b="$c" 'BEGIN {printf "%.3f", a / b}')
   rs=$(awk -v a="$t" -v b="$s" 'BEGIN {printf "%.3f", a / b}')
+  p=- rp=-
+  if [ "$PGPOOL" = yes ]; then p=$(pool_tps); rp=$(awk -v a="$t" -v b="$p" 'BEGIN {printf "%.3f", a / b}'); r_pool+=("$rp"); fi
   r_cached+=("$rc") r_snapshot+=("$rs")
-  echo "| $i | $t | $c | $s | $rc | $rs |"
+  echo "| $i | $t | $c | $s | $p | $rc | $rs | $rp |"
 done
 echo
 echo "medians: transparent / cached_list_employees $(printf '%s\n' "${r_cached[@]}" | median)," \
-     "transparent / page_snapshot $(printf '%s\n' "${r_snapshot[@]}" | median)"
+     "transparent / page_snapshot $(printf '%s\n' "${r_snapshot[@]}" | median)" \
+     "${r_pool[*]:+, transparent / pgpool $(printf '%s\n' "${r_pool[@]}" | median)}"
 bench_psql -c "SELECT cache_name, calls, hits, computations FROM memo.stats WHERE cache_name LIKE 'api.%' OR cache_name LIKE 'employees.%' ORDER BY 1"
