@@ -70,6 +70,14 @@ FETCH BACKWARD 1 FROM tr_c;
 FETCH ALL FROM tr_c;
 COMMIT;
 SELECT calls FROM counters('tr.cursor');
+-- WITH HOLD: the cursor outlives its transaction, with the rows served.
+BEGIN;
+DECLARE tr_h CURSOR WITH HOLD FOR SELECT id FROM tr_items WHERE team = 4 ORDER BY id LIMIT 4;
+FETCH 1 FROM tr_h;
+COMMIT;
+FETCH ALL FROM tr_h;
+CLOSE tr_h;
+SELECT calls, hits FROM counters('tr.cursor');
 
 -- REPEATABLE READ: computed under the transaction's snapshot, not stored.
 BEGIN ISOLATION LEVEL REPEATABLE READ;
