@@ -130,6 +130,21 @@ SELECT calls AS before FROM counters('tr.count') \gset
 SELECT tr_count_in_function();
 SELECT calls - :before AS served_calls FROM counters('tr.count');
 
+-- A function labelled IMMUTABLE that reads an unwatched table: what it
+-- reads is learned at the first computation, which memo.list then refuses;
+-- the registered statement keeps answering as without pg_memo (computed,
+-- not stored), before and after a write to that table.
+CREATE TABLE tr_unwatched (v int);
+INSERT INTO tr_unwatched VALUES (7);
+CREATE FUNCTION tr_lookup(x int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT v + x FROM tr_unwatched';
+SELECT memo.cache_statement('SELECT tr_lookup(id) AS v FROM tr_items WHERE id = 1',
+                            cache_name => 'tr.learned') IS NOT NULL AS registered;
+SELECT tr_lookup(id) AS v FROM tr_items WHERE id = 1;
+SELECT tr_lookup(id) AS v FROM tr_items WHERE id = 1;
+UPDATE tr_unwatched SET v = 100;
+SELECT tr_lookup(id) AS v FROM tr_items WHERE id = 1;
+SELECT calls, hits, bypasses FROM counters('tr.learned');
+
 -- pg_memo.serve_statements = off plans as without pg_memo.
 SET pg_memo.serve_statements = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM tr_items WHERE team = 2;
@@ -160,6 +175,7 @@ SELECT cache_name, state FROM memo.registered_statements WHERE cache_name = 'tr.
 
 DELETE FROM memo.statements WHERE cache_name LIKE 'tr.%';
 DROP FUNCTION tr_count_in_function();
-DROP TABLE tr_items, tr_other;
+DROP FUNCTION tr_lookup(int);
+DROP TABLE tr_items, tr_other, tr_unwatched;
 DROP OWNED BY tr_reader;
 DROP ROLE tr_reader;

@@ -113,7 +113,7 @@ int execute_observed(const PreparedQuery &q, Snapshot snapshot, DestReceiver *de
 // the snapshot, so the result is not stored; the statement's next analysis
 // depends on them (a refusal, an unwatched table say, is raised now, as the
 // next call raises it).
-void note_unnamed_reads(const PreparedQuery &q, const ObservedReads &reads, Analysis *analysis) {
+void note_unnamed_reads(const Call &call, const PreparedQuery &q, const ObservedReads &reads, Analysis *analysis) {
     int n = 0;
     auto *unnamed = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(reads.checks) + 1)));
     ListCell *lc;
@@ -129,7 +129,9 @@ void note_unnamed_reads(const PreparedQuery &q, const ObservedReads &reads, Anal
     // Learned first: a refused relation is then refused by the next call's
     // analysis, before it executes anything.
     learn_reads(q.statement_key, unnamed, n, reads.worker_statements);
-    check_learned_reads(unnamed, n);
+    // A registered statement's rows are returned (not stored): it must
+    // answer as without pg_memo (prepared_query.cpp, analyze_learned).
+    if (!call.param_types) check_learned_reads(unnamed, n);
     if (q.kept) forget_statement(q.kept);  // its plan may hold such a function's folded result
 }
 
@@ -189,7 +191,7 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         ResultReceiver *receiver = new_receiver(call, caller_ctx);
         int rc = execute_observed(q, snapshot, receiver_dest(receiver), &reads);
         if (rc != SPI_OK_SELECT) elog(ERROR, "pg_memo: unexpected SPI result %s", SPI_result_code_string(rc));
-        note_unnamed_reads(q, reads, analysis);
+        note_unnamed_reads(call, q, reads, analysis);
 
         Result r = received_result(receiver);
         if (keep_by_deltas) {

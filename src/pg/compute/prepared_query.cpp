@@ -12,6 +12,7 @@ extern "C" {
 #include "invalidate/catalog_changes.hpp"
 #include "deltas/delta_qualify.hpp"
 #include "compute/learned_reads.hpp"
+#include "compute/query_errors.hpp"
 #include "compute/statement_cache.hpp"
 
 namespace pgmemo {
@@ -123,6 +124,33 @@ SPIPlanPtr prepare_text(const char *sql, VarParams *vp, bool types_fixed) {
     return plan;
 }
 
+// A registered statement served transparently must return its rows
+// where it would without pg_memo: a relation its functions were seen to
+// read that a miss refuses (an unwatched table, say) makes it computed and
+// not stored, instead of raising the refusal memo.list raises.
+struct LearnedAnalysis {
+    const Call &call;
+    Query *query;
+    const char *sql;
+    const LearnedReads &learned;
+    Analysis *analysis;
+};
+void analyze_with_learned(void *arg) {
+    auto *a = static_cast<LearnedAnalysis *>(arg);
+    analyze_query(a->query, a->sql, a->call.search_path, a->call.search_path_len, a->learned.checks,
+                  a->learned.n, a->analysis);
+}
+void analyze_learned(const Call &call, Query *query, const char *sql, const LearnedReads &learned,
+                     Analysis *analysis) {
+    LearnedAnalysis a{call, query, sql, learned, analysis};
+    if (!call.param_types || learned.n == 0) return analyze_with_learned(&a);
+    ErrorData *refusal = error_of_subtransaction(analyze_with_learned, &a);
+    if (!refusal) return;
+    if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
+    analyze_query(query, sql, call.search_path, call.search_path_len, nullptr, 0, analysis);
+    analysis->uncacheable = Uncacheable::ReadsUnnamed;
+}
+
 // Parses, analyzes and plans the text inside the SPI connection. The parser
 // checks USAGE on the schemas of qualified names: noted for the hits to
 // check again. learned: what the statement's functions were seen to read.
@@ -135,7 +163,7 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
     auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
     Query *query = linitial_node(Query, source->query_list);
-    analyze_query(query, sql, call.search_path, call.search_path_len, learned.checks, learned.n, analysis);
+    analyze_learned(call, query, sql, learned, analysis);
     // Deltas carry a selection of one table: a function reading another
     // would change the result without a record for it.
     analysis->delta_relid = learned.n > 0 ? InvalidOid : delta_relation(query, call.kind);
