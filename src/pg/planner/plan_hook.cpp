@@ -113,7 +113,7 @@ void check_candidate(void *arg) {
             if (!OidIsValid(p.types[i])) p.types[i] = TEXTOID;
         List *raw = pg_parse_query(statement);
         Query *again = parse_analyze_fixedparams(linitial_node(RawStmt, raw), statement, p.types, p.n, nullptr);
-        if (compat_query_id(again, statement) != c->query_id)
+        if (planned_query_id(again, statement) != c->query_id)
             ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                             errmsg("pg_memo could not find the text of the statement")));
     }

@@ -10,6 +10,7 @@
 #include "compute/query_errors.hpp"
 #include "invalidate/catalog_changes.hpp"
 #include "invalidate/watch.hpp"
+#include "planner/statement_text.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -133,7 +134,7 @@ CheckedStatement check_statement(const char *query_text, const char *what) {
     analyze_query(query, statement, path, path_len, nullptr, 0, &s.analysis);
     check_watched(s.analysis.relids, s.analysis.nrelids);
     check_may_register(s.analysis, what);
-    s.query_id = compat_query_id(query, statement);
+    s.query_id = planned_query_id(query, statement);
     return s;
 }
 
@@ -277,7 +278,7 @@ Datum pg_memo_uncache_statement(PG_FUNCTION_ARGS) {
     // registers (a table unwatched or dropped since).
     char *statement = nullptr;
     Query *query = pgmemo::parse_registered(text_to_cstring(PG_GETARG_TEXT_PP(0)), &statement);
-    PG_RETURN_BOOL(pgmemo::unregister(int64(pgmemo::compat_query_id(query, statement))));
+    PG_RETURN_BOOL(pgmemo::unregister(int64(pgmemo::planned_query_id(query, statement))));
 }
 
 Datum pg_memo_uncache_statement_by_id(PG_FUNCTION_ARGS) {

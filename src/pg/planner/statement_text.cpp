@@ -3,7 +3,10 @@
 
 extern "C" {
 #include "nodes/parsenodes.h"
+#include "rewrite/rewriteHandler.h"
 }
+
+#include "compat.hpp"
 
 #include <cctype>
 #include <cstring>
@@ -120,6 +123,13 @@ char *statement_source(const char *source, const Query *query, bool *after_prefi
     else return slice;
     *after_prefix = true;
     return rest ? pstrdup(rest) : nullptr;
+}
+
+uint64 planned_query_id(Query *analyzed, const char *text) {
+    if (IsQueryIdEnabled()) return compat_query_id(analyzed, text);
+    List *rewritten = QueryRewrite(static_cast<Query *>(copyObjectImpl(analyzed)));
+    if (list_length(rewritten) != 1) return compat_query_id(analyzed, text);
+    return compat_query_id(linitial_node(Query, rewritten), text);
 }
 
 }  // namespace pgmemo

@@ -15,4 +15,11 @@ namespace pgmemo {
 // same statement).
 char *statement_source(const char *source, const Query *query, bool *after_prefix);
 
+// The query identifier the planner hook will see for a statement analyzed
+// from text (not rewritten yet): PostgreSQL's, computed before rewriting,
+// when something enabled it (compute_query_id, pg_stat_statements);
+// otherwise pg_memo's jumble of the rewritten query the planner gets (a
+// view expanded), which is what the hook computes then.
+uint64 planned_query_id(Query *analyzed, const char *text);
+
 }  // namespace pgmemo
