@@ -29,6 +29,7 @@
 #   allow    a memo call failing with this SQLSTATE also counts as
 #            agreement (a refusal other than 0A000 that is legitimate)
 #   todo     a reason: the probe's failures are reported as TODO
+#   transparent_todo  the same, in the transparent mode only (ADV_TRANSPARENT)
 #   uncached a reason: the query is never served from the cache before the
 #            change (a memo call inside it, say). Otherwise (and unless it
 #            must be refused) a warm call must be served from the cache: a
@@ -39,6 +40,14 @@
 #   inert    the change is not expected to change the result (otherwise
 #            the direct result after the commit must differ from the one
 #            before, so that a memo call that kept the old one is caught)
+#
+# ADV_TRANSPARENT (test/t/019): the "memo call" is the probe's query run as
+# a client runs it, at the top level, registered with memo.cache_statement
+# (transparent serving) under the probe's cache name; the direct query is
+# the same statement right after, planned as without pg_memo
+# (pg_memo.serve_statements = off), both as psql prints them. A query
+# pg_memo cannot cache runs as without pg_memo there, so the probe's
+# refusals become agreements with the direct query.
 #
 # The choreography (each "compare" runs the memo call and the direct query
 # in one session, one after the other, nothing else running in between):
@@ -66,7 +75,7 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw(adv_install adv_drop_roles adv_run_probe adv_run_probe_on_standbys adv_verdict adv_report adv_writes_rows_only);
+our @EXPORT = qw(adv_install adv_drop_roles adv_run_probe adv_run_probe_on_standbys adv_verdict adv_report adv_writes_rows_only adv_check_canary);
 our $TODO;
 
 # Installs pg_memo and the helper that runs one statement and returns its
@@ -143,6 +152,58 @@ sub served_check {
     return { phase => 'warm', session => $session, memo => "served $before -> $after",
              direct => 'served from the cache', verdict => ($after > $before ? 'agree' : 'mismatch'),
              note => 'a warm call was served from the cache' };
+}
+
+# The probe's query as a client sends it (its parameters as literals), the
+# statement registered for it.
+sub transparent_sql { return direct_sql($_[0]); }
+
+# Registers it, with the probe's search path and session settings (the
+# identifier depends on what its names resolve to). A statement pg_memo
+# refuses is not registered: it then runs as without pg_memo.
+sub register_transparent {
+    my ($node, $p) = @_;
+    my $sql = "SET client_min_messages = warning;
+";
+    $sql .= "SET search_path = $p->{path};
+" if $p->{path};
+    $sql .= "$p->{session};
+" if $p->{session};
+    # A session's relaxations do not reach a registered statement: the
+    # registration carries them.
+    my $options = '';
+    for my $o (qw(max_staleness stale_on_error error_ttl)) {
+        $options .= ", $o => '$1'" if ($p->{session} // '') =~ /pg_memo\.$o\s*=\s*'([^']+)'/;
+    }
+    $sql .= 'SELECT memo.cache_statement($t$' . transparent_sql($p) . '$t$, ' . lit(cache_name($p)) . "$options)";
+    my ($rc) = $node->psql('postgres', $sql);
+    return $rc == 0;
+}
+
+# The statement at the top level, as psql prints it: 'OK <rows>' or
+# 'ERROR <SQLSTATE>'.
+sub run_top_level {
+    my ($s, $p) = @_;
+    $s->{stderr} = '';
+    my ($out) = $s->query(transparent_sql($p));
+    my $err = $s->{stderr} // '';
+    $s->{stderr} = '';
+    return "ERROR $1" if $err =~ /ERROR:\s+([0-9A-Z]{5})/;
+    die "statement failed: $err\n" if $err =~ /FATAL|PANIC/;
+    $out //= '';
+    $out =~ s/\n/ | /g;
+    return "OK $out";
+}
+
+# The registered statement, and then the same statement planned as without
+# pg_memo (pg_memo.serve_statements = off), one after the other.
+sub compare_transparent {
+    my ($s, $p) = @_;
+    my $memo = run_top_level($s, $p);
+    run_sql($s, 'SET pg_memo.serve_statements = off', 'serving off');
+    my $direct = run_top_level($s, $p);
+    run_sql($s, 'RESET pg_memo.serve_statements', 'serving on');
+    return ($memo, $direct);
 }
 
 sub memo_sql {
@@ -228,6 +289,13 @@ sub open_session {
     # ADV_ERROR_TTL: every session remembers errors; every probe must agree.
     run_sql($s, "SET pg_memo.error_ttl = '$ENV{ADV_ERROR_TTL}'", 'session setup') if $ENV{ADV_ERROR_TTL};
     run_sql($s, $p->{session}, 'session setup') if $p->{session};
+    if ($ENV{ADV_TRANSPARENT}) {
+        # A top-level error must not end W's transaction (adv_run's
+        # exception block does that for the direct query), and its SQLSTATE
+        # is what is compared.
+        run_sql($s, '\\set ON_ERROR_ROLLBACK on', 'session setup');
+        run_sql($s, '\\set VERBOSITY sqlstate', 'session setup');
+    }
     become($s, $p) if $as_role;
     return $s;
 }
@@ -236,8 +304,13 @@ sub open_session {
 sub compare_in {
     my ($s, $p, $switch_role) = @_;
     become($s, $p) if $switch_role;
-    my $memo = run_sql($s, wrap(memo_sql($p)), 'memo call');
-    my $direct = run_sql($s, wrap(direct_sql($p)), 'direct query');
+    my ($memo, $direct);
+    if ($ENV{ADV_TRANSPARENT}) {
+        ($memo, $direct) = compare_transparent($s, $p);
+    } else {
+        $memo = run_sql($s, wrap(memo_sql($p)), 'memo call');
+        $direct = run_sql($s, wrap(direct_sql($p)), 'direct query');
+    }
     unbecome($s, $p) if $switch_role;
     return ($memo, $direct);
 }
@@ -282,10 +355,13 @@ sub adv_run_probe {
             $record->($phase, "$session#$i", $m, $d, %o);
         }
     };
-    my %refuse = defined $p->{refuse} ? (must_fail => $p->{refuse}) : ();
-    my %after_change = defined $p->{refuse_after} ? (must_fail => $p->{refuse_after}) : %refuse;
+    my $transparent = $ENV{ADV_TRANSPARENT};
+    my %refuse = defined $p->{refuse} && !$transparent ? (must_fail => $p->{refuse}) : ();
+    my %after_change = defined $p->{refuse_after} && !$transparent ? (must_fail => $p->{refuse_after}) : %refuse;
     eval {
         $node->safe_psql('postgres', "SET client_min_messages = warning;\n$p->{setup}") if $p->{setup};
+        my $registered = $transparent ? register_transparent($node, $p) : 1;
+        die "not registered, though a memo call would cache it\n" if !$registered && expects_caching($p);
         $r = open_session($node, $p, 1);
         $w = open_session($node, $p, 0);
 
@@ -474,6 +550,36 @@ sub adv_writes_rows_only {
     return 1;
 }
 
+# The end-to-end check that the harness can fail: a function labelled
+# IMMUTABLE that reads what pg_memo cannot see (a large object: lo_get
+# reads pg_largeobject without a plan, so no executor check reports it)
+# lies, a documented limit (docs/reference.md), so pg_memo serves a stale
+# count after the object changes. The harness must report it as a stale
+# count, not a refusal (a build that refuses everything fails). $n keeps
+# the objects of two runs apart.
+sub adv_check_canary {
+    my ($node, $n) = @_;
+    my $canary = {
+        name   => 'canary.lying_immutable_function',
+        setup  => qq{
+          SELECT lo_from_bytea($n, '3');
+          CREATE FUNCTION adv_lie_$n() RETURNS bigint IMMUTABLE LANGUAGE plpgsql
+            AS 'BEGIN RETURN convert_from(lo_get($n), ''UTF8'')::bigint; END';
+          CREATE TABLE adv_lie_t_$n (x int); INSERT INTO adv_lie_t_$n SELECT generate_series(1, 10);
+          SELECT memo.watch('adv_lie_t_$n');},
+        kind   => 'count', query => "SELECT * FROM adv_lie_t_$n WHERE x <= adv_lie_$n()",
+        change => "SELECT lo_put($n, 0, '4');",
+    };
+    my @checks = adv_run_probe($node, $canary);
+    my @stale = grep { $_->{verdict} eq 'mismatch' && $_->{phase} eq 'commit' } @checks;
+    my @refused = grep { $_->{verdict} eq 'refused' } @checks;
+    my @broken = grep { $_->{verdict} eq 'broken' } @checks;
+    diag("canary step failed: $_->{memo}") for @broken;
+    ok(!@broken && @stale && !@refused,
+        'canary: the harness reports the stale count of a lying IMMUTABLE function '
+        . '(memo ' . ($stale[0] ? $stale[0]{memo} : '-') . ', direct ' . ($stale[0] ? $stale[0]{direct} : '-') . ')');
+}
+
 sub adv_report {
     my ($p, @checks) = @_;
     my (%group, @order);
@@ -486,14 +592,14 @@ sub adv_report {
     note("$p->{name}: $_->{phase} $_->{session}: memo = $_->{memo}; direct = $_->{direct} => $_->{verdict}")
       for @checks;
     my $failed = 0;
-    local $TODO = $p->{todo};
+    local $TODO = $p->{todo} // ($ENV{ADV_TRANSPARENT} ? $p->{transparent_todo} : undef);
     for my $k (@order) {
         my @cs = @{ $group{$k} };
         my @bad = grep { $_->{verdict} eq 'mismatch' || $_->{verdict} eq 'broken' } @cs;
         my %notes = map { $_->{note} => 1 } grep { $_->{note} } @cs;
         my $name = "$p->{name}: $k" . (%notes ? ' [' . join('; ', sort keys %notes) . ']' : '');
         ok(!@bad, $name) or do {
-            $failed++ unless $p->{todo};
+            $failed++ unless $TODO;
             diag("  $_->{session}: memo   = $_->{memo}\n  $_->{session}: direct = $_->{direct}") for @bad;
         };
     }

@@ -47,31 +47,8 @@ adversarial_setup($node);
     is($v, 'mismatch', "harness: direct blocked by W's lock, memo a state W has not committed");
 }
 
-# And end to end: a function labelled IMMUTABLE that reads what pg_memo
-# cannot see (a large object: lo_get reads pg_largeobject without a plan,
-# so no executor check reports it) lies, a documented limit
-# (docs/reference.md), so pg_memo serves a stale count after the object
-# changes. The harness must report it (unless pg_memo refuses).
-{
-    my $canary = {
-        name   => 'canary.lying_immutable_function',
-        setup  => q{
-          SELECT lo_from_bytea(4242, '3');
-          CREATE FUNCTION adv_lie() RETURNS bigint IMMUTABLE LANGUAGE plpgsql
-            AS 'BEGIN RETURN convert_from(lo_get(4242), ''UTF8'')::bigint; END';} . tab('adv_lie_t', 10),
-        kind   => 'count', query => 'SELECT * FROM adv_lie_t WHERE x <= adv_lie()',
-        change => q{SELECT lo_put(4242, 0, '4');},
-    };
-    my @checks = adv_run_probe($node, $canary);
-    my @stale = grep { $_->{verdict} eq 'mismatch' && $_->{phase} eq 'commit' } @checks;
-    my @refused = grep { $_->{verdict} eq 'refused' } @checks;
-    my @broken = grep { $_->{verdict} eq 'broken' } @checks;
-    diag("canary step failed: $_->{memo}") for @broken;
-    # A stale count, not a refusal: a build that refuses everything fails.
-    ok(!@broken && @stale && !@refused,
-        'canary: the harness reports the stale count of a lying IMMUTABLE function '
-        . '(memo ' . ($stale[0] ? $stale[0]{memo} : '-') . ', direct ' . ($stale[0] ? $stale[0]{direct} : '-') . ')');
-}
+# And end to end: the canary (MemoAdversarial.pm, adv_check_canary).
+adv_check_canary($node, 4242);
 
 # Temporary objects are private to a session, so the change and the
 # comparisons run in one session: a reg* value that resolved to a temporary

@@ -1,0 +1,47 @@
+# The adversarial probes of test/t/008 run through transparent serving
+# (issue 30): each probe's query registered with memo.cache_statement and
+# run at the top level as a client runs it, compared with the same
+# statement planned as without pg_memo (pg_memo.serve_statements = off), in
+# the writer's transaction, in another session, after its rollback and
+# after its commit (test/perl/MemoAdversarial.pm, ADV_TRANSPARENT). A query
+# pg_memo cannot cache runs as without pg_memo, so it agrees; every probe
+# that a memo call would serve must have been served before its change.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use MemoTest;
+use MemoAdversarial;
+use MemoProbes;
+
+$ENV{ADV_TRANSPARENT} = 1;
+my $node = memo_node('transparent_probes', conf => "max_prepared_transactions = 4\n");
+adv_install($node);
+my @probes = adversarial_probes($node);
+adversarial_setup($node);
+
+# The harness must be able to fail here too: the canary's stale count
+# (MemoAdversarial.pm, adv_check_canary), through a registered statement.
+adv_check_canary($node, 4243);
+
+my ($failed_probes, $run_probes) = (0, 0);
+my %verdicts;
+for my $p (@probes) {
+    my @checks = adv_run_probe($node, $p);
+    $run_probes++;
+    $failed_probes++ if adv_report($p, @checks);
+    $verdicts{ $_->{note} =~ /served from the cache/ ? 'served from the cache before the change' : $_->{verdict} }++
+      for @checks;
+}
+note("probes with a failure: $failed_probes of $run_probes");
+note('checks: ' . join(', ', map { "$_ $verdicts{$_}" } sort keys %verdicts));
+cmp_ok($node->safe_psql('postgres', q{SELECT count(*) FROM memo.statements WHERE cache_name LIKE 'adv.%'}),
+       '>', 100, 'most probes were registered');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight left behind');
+
+adv_drop_roles($node);
+$node->stop;
+done_testing();
