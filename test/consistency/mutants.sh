@@ -92,7 +92,7 @@ names_by_tables_only() {
     's/(void note_relation_change\(ObjectAccessType access, Oid relid, int sub_id, void \*arg\) \{\n)/$1    if (get_rel_relkind(relid) == RELKIND_SEQUENCE || get_rel_relkind(relid) == RELKIND_INDEX) return;\n/'
 }
 learned_ignored() {
-  mutate "$1/src/pg/compute/compute.cpp" 's/(\n\s*)note_unnamed_reads\(q, reads, analysis\);/$1(void)reads;/'
+  mutate "$1/src/pg/compute/compute.cpp" 's/(\n\s*)note_unnamed_reads\(call, q, reads, analysis\);/$1(void)reads;/'
 }
 hit_unchecked() {
   mutate "$1/src/pg/serve/memo_functions.cpp" \
