@@ -52,6 +52,9 @@ bool reads_registered(const Query *query) {
     foreach (lc, query->rtable) {
         auto *rte = lfirst_node(RangeTblEntry, lc);
         if (rte->rtekind == RTE_RELATION && registration_reads(rte->relid)) return true;
+        // A view expanded by the rewriter: from PostgreSQL 16 on its
+        // subquery no longer names the view, its entry still does.
+        if (rte->rtekind == RTE_SUBQUERY && OidIsValid(rte->relid) && registration_reads(rte->relid)) return true;
         if (rte->rtekind == RTE_SUBQUERY && rte->subquery && reads_registered(rte->subquery)) return true;
     }
     foreach (lc, query->cteList) {
