@@ -39,36 +39,15 @@ struct MemoScanState {
 extern const CustomScanMethods plan_methods;
 extern const CustomExecMethods exec_methods;
 
-// A parameter's value as text that its type's input function reads back to
-// the same value in any session: floats at full precision, dates and
-// intervals in the styles every setting reads.
+// One parameter's value as text, under the styles read_parameters sets.
 Datum parameter_text(Oid type, Datum value) {
     Oid output;
     bool varlena;
     getTypeOutputInfo(type, &output, &varlena);
-    int float_digits = extra_float_digits, date_style = DateStyle, interval_style = IntervalStyle;
-    extra_float_digits = 1;
-    DateStyle = USE_ISO_DATES;
-    IntervalStyle = INTSTYLE_POSTGRES;
-    char *out = nullptr;
-    PG_TRY();
-    { out = OidOutputFunctionCall(output, value); }
-    PG_FINALLY();
-    {
-        extra_float_digits = float_digits;
-        DateStyle = date_style;
-        IntervalStyle = interval_style;
-    }
-    PG_END_TRY();
-    return CStringGetTextDatum(out);
+    return CStringGetTextDatum(OidOutputFunctionCall(output, value));
 }
 
-// The statement's parameters as its client bound them.
-void read_parameters(ParamListInfo params, Call *call) {
-    int n = params ? params->numParams : 0;
-    auto *types = static_cast<Oid *>(palloc(sizeof(Oid) * (n + 1)));
-    call->param_values = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
-    call->param_nulls = static_cast<bool *>(palloc(sizeof(bool) * (n + 1)));
+void read_each_parameter(ParamListInfo params, int n, Oid *types, Call *call) {
     for (int i = 0; i < n; i++) {
         ParamExternData workspace;
         ParamExternData *p = params->paramFetch ? params->paramFetch(params, i + 1, false, &workspace)
@@ -78,8 +57,33 @@ void read_parameters(ParamListInfo params, Call *call) {
         call->param_nulls[i] = p->isnull || !OidIsValid(p->ptype);
         call->param_values[i] = call->param_nulls[i] ? (Datum)0 : parameter_text(p->ptype, p->value);
     }
+}
+
+// The statement's parameters as its client bound them, each as text that
+// its type's input function reads back to the same value in any session:
+// floats at full precision, dates and intervals in styles every setting
+// reads (set once for all of them, restored however it ends).
+void read_parameters(ParamListInfo params, Call *call) {
+    int n = params ? params->numParams : 0;
+    auto *types = static_cast<Oid *>(palloc(sizeof(Oid) * (n + 1)));
+    call->param_values = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
+    call->param_nulls = static_cast<bool *>(palloc(sizeof(bool) * (n + 1)));
     call->nparams = n;
     call->param_types = types;
+    if (n == 0) return;
+    int float_digits = extra_float_digits, date_style = DateStyle, interval_style = IntervalStyle;
+    extra_float_digits = 1;
+    DateStyle = USE_ISO_DATES;
+    IntervalStyle = INTSTYLE_POSTGRES;
+    PG_TRY();
+    { read_each_parameter(params, n, types, call); }
+    PG_FINALLY();
+    {
+        extra_float_digits = float_digits;
+        DateStyle = date_style;
+        IntervalStyle = interval_style;
+    }
+    PG_END_TRY();
 }
 
 void fill(MemoScanState *s) {

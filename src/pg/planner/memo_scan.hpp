@@ -1,8 +1,8 @@
 // The "pg_memo" custom scan: the node a registered statement's plan gets
 // on top (plan_hook.cpp). At its first row it serves the statement as a
 // memo.list call would (serve_statement), then returns the rows; the plan
-// PostgreSQL made is its child, shown by EXPLAIN and run only by a
-// computation, which plans the text again through SPI.
+// PostgreSQL made is its child, shown by EXPLAIN and never run: a
+// computation plans the text again through SPI.
 #pragma once
 
 #include "planner/registry.hpp"
