@@ -162,9 +162,18 @@ const Registration *serving_registration(Query *parse, const char *source, int c
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
     const char *text = nullptr, *keep_as = nullptr;
     PlannedStmt *kept = nullptr;
-    const Registration *registration = serving_registration(parse, source, cursor_options, &text, &kept, &keep_as);
-    uint64 query_id = registration ? registration->query_id : 0;
+    const Registration *found = serving_registration(parse, source, cursor_options, &text, &kept, &keep_as);
     if (kept) return kept;
+    // A copy: planning may receive an invalidation that has the registry
+    // read again, which frees what it held.
+    Registration copy{};
+    const Registration *registration = nullptr;
+    if (found) {
+        copy = *found;
+        copy.cache_name = pstrdup(found->cache_name);
+        registration = &copy;
+    }
+    uint64 query_id = registration ? registration->query_id : 0;
     PlannedStmt *stmt;
     planner_depth++;
     PG_TRY();
