@@ -92,6 +92,31 @@ COMMENT ON FUNCTION @extschema@.explain_cache(text) IS
 'Whether memo.cache_statement would take the statement, and if not why, without running it';
 
 -------------------------------------------------------------------------------
+-- memo.bypass_reasons: why calls ran their query without the cache, one row
+-- per (database, cache name, reason) that counted; memo.stats gains them as
+-- one jsonb column at its end. refused_plans counts plannings of a
+-- registered statement that pg_memo did not serve (not calls: a prepared
+-- statement is refused once, then runs as without pg_memo).
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.bypass_reasons(OUT dbid oid, OUT cache_name text, OUT reason text,
+                                           OUT bypasses bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_memo_bypass_reasons_1_2'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.bypass_reasons() IS
+'Bypasses by reason, one row per (database, cache name, reason) that counted; the source of memo.stats.bypass_reasons';
+
+CREATE OR REPLACE VIEW @extschema@.stats AS
+SELECT d.datname, s.*, r.bypass_reasons
+  FROM @extschema@.stats() s
+  LEFT JOIN pg_catalog.pg_database d ON d.oid = s.dbid
+  LEFT JOIN (SELECT b.dbid, b.cache_name, pg_catalog.jsonb_object_agg(b.reason, b.bypasses) AS bypass_reasons
+               FROM @extschema@.bypass_reasons() b
+              GROUP BY b.dbid, b.cache_name) r ON r.dbid = s.dbid AND r.cache_name = s.cache_name;
+
+-------------------------------------------------------------------------------
 -- memo.registered_statements: each registration with its cache's counters
 -- (memo.stats, this database) and whether it can serve: a registration
 -- whose table was dropped says so (its statement no longer plans).
@@ -105,6 +130,7 @@ SELECT s.query_id, s.cache_name, s.query, s.max_staleness, s.stale_on_error, s.e
             THEN 'a table it reads was dropped' ELSE 'serving' END AS state,
        COALESCE(st.calls, 0) AS calls, COALESCE(st.hits, 0) AS hits, COALESCE(st.misses, 0) AS misses,
        COALESCE(st.computations, 0) AS computations, COALESCE(st.bypasses, 0) AS bypasses,
+       COALESCE(st.bypass_reasons, '{}') AS bypass_reasons,
        COALESCE(st.stale_hits, 0) AS stale_hits, COALESCE(st.entries, 0) AS entries,
        COALESCE(st.mean_compute_ms, 0) AS mean_compute_ms,
        -- each hit saved about one computation's time

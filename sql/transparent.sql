@@ -145,13 +145,33 @@ UPDATE tr_unwatched SET v = 100;
 SELECT tr_lookup(id) AS v FROM tr_items WHERE id = 1;
 SELECT calls, hits, bypasses FROM counters('tr.learned');
 
+-- A function made VOLATILE after the registration: the statement is
+-- planned as without pg_memo, and each planning is counted as a refusal
+-- (refused_plans). In the simple protocol every execution plans, but the
+-- refusal is kept and not checked again, until a catalog change.
+CREATE FUNCTION tr_double(x int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT x * 2';
+SELECT memo.cache_statement('SELECT tr_double(id) AS v FROM tr_items WHERE id = 2',
+                            cache_name => 'tr.refused') IS NOT NULL AS registered;
+SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
+ALTER FUNCTION tr_double(int) VOLATILE;
+EXPLAIN (COSTS OFF) SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
+SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
+SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
+ALTER FUNCTION tr_double(int) IMMUTABLE;
+SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
+SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
+SELECT calls, hits, bypass_reasons FROM memo.registered_statements WHERE cache_name = 'tr.refused';
+
 -- pg_memo.serve_statements = off plans as without pg_memo.
 SET pg_memo.serve_statements = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM tr_items WHERE team = 2;
 RESET pg_memo.serve_statements;
 
 -- The registrations, with their counters.
-SELECT cache_name, state, calls > 0 AS called, hits > 0 AS hit
+-- Why calls bypassed the cache: the REPEATABLE READ transaction and the
+-- writer's own transaction above, the function that reads an unwatched
+-- table.
+SELECT cache_name, state, calls > 0 AS called, hits > 0 AS hit, bypasses, bypass_reasons
   FROM memo.registered_statements WHERE cache_name LIKE 'tr.%' ORDER BY cache_name;
 
 -- Unregistering reaches prepared statements: planned again, not served.
@@ -176,6 +196,7 @@ SELECT cache_name, state FROM memo.registered_statements WHERE cache_name = 'tr.
 DELETE FROM memo.statements WHERE cache_name LIKE 'tr.%';
 DROP FUNCTION tr_count_in_function();
 DROP FUNCTION tr_lookup(int);
+DROP FUNCTION tr_double(int);
 DROP TABLE tr_items, tr_other, tr_unwatched;
 DROP OWNED BY tr_reader;
 DROP ROLE tr_reader;

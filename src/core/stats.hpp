@@ -44,8 +44,26 @@ enum Counter : int {
     kStaleHits,        // older answers served under pg_memo.max_staleness
     kStaleOnErrorHits, // older answers served for a failed computation (pg_memo.stale_on_error)
     kErrorHits,        // remembered errors raised again (pg_memo.error_ttl)
+    // Bypasses by reason (each also counts in kBypasses), then the
+    // plannings of a registered statement refused (not calls: a prepared
+    // statement's plan is refused once and runs as without pg_memo).
+    kBypassDisabled,           // pg_memo.enabled = off
+    kBypassTransactionSnapshot,// REPEATABLE READ or SERIALIZABLE
+    kBypassStandby,            // a standby that does not serve (wal_records.hpp)
+    kBypassReplicaRole,        // session_replication_role = replica
+    kBypassCatalogChanged,     // this transaction changed catalogs
+    kBypassParallelWorker,     // called in a parallel worker
+    kBypassOwnWrites,          // this transaction wrote what the result depends on
+    kBypassTriggersDisabled,   // computed, not stored: a watched table's trigger is not ALWAYS
+    kBypassCatalogsChanging,   // computed, not stored: catalog changes arrived meanwhile
+    kBypassNotWatched,         // computed, not stored: it reads an unwatched table
+    kBypassReadsUnnamed,       // computed, not stored: its functions read what its text does not name
+    kRefusedPlans,             // plannings of a registered statement refused
     kCounterCount
 };
+
+constexpr Counter kFirstBypassReason = kBypassDisabled;
+constexpr Counter kLastBypassReason = kRefusedPlans;
 
 constexpr size_t kMaxCacheNameLen = 63;
 

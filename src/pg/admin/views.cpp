@@ -42,26 +42,35 @@ bool reads_all_stats() { return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_
 
 namespace {
 
-// Fills memo.stats: 1.0's columns, and with ncolumns = kStatsColumns 1.1's.
-Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
+// Calls row(rsinfo, slot index, slot, whether its name is shown) for every
+// claimed stats slot, into a materialized result.
+template <class Row>
+void each_stats_slot(FunctionCallInfo fcinfo, Row row) {
     using namespace pgmemo;
     StatsTable &stats = shared_state().stats;
     InitMaterializedSRF(fcinfo, 0);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     bool all_stats = reads_all_stats();
-
     for (uint32_t i = 0; i < stats.size(); i++) {
         if (!stats.ready(i)) continue;
         const StatsSlot &s = stats.slot(i);
-        if (i == StatsTable::kOverflowSlot && stats.get(i, kCalls) == 0 && stats.get(i, kEntries) == 0)
-            continue;
+        row(rsinfo, i, s, all_stats || s.dbid == MyDatabaseId || s.dbid == InvalidOid);  // InvalidOid: "(other)"
+    }
+}
+
+// Fills memo.stats: 1.0's columns, and with ncolumns = kStatsColumns 1.1's.
+Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
+    using namespace pgmemo;
+    StatsTable &stats = shared_state().stats;
+    each_stats_slot(fcinfo, [&](ReturnSetInfo *rsinfo, uint32_t i, const StatsSlot &s, bool name_shown) {
+        if (i == StatsTable::kOverflowSlot && stats.get(i, kCalls) == 0 && stats.get(i, kEntries) == 0) return;
         Datum values[kStatsColumns];
         bool nulls[kStatsColumns] = {false};
         int c = 0;
         uint64_t computations = stats.get(i, kComputations);
         double total_ms = nanos_to_ms(stats.get(i, kComputeNanos));
         values[c++] = ObjectIdGetDatum(s.dbid);
-        if (all_stats || s.dbid == MyDatabaseId || s.dbid == InvalidOid)  // InvalidOid: "(other)"
+        if (name_shown)
             values[c++] = CStringGetTextDatum(s.name);
         else
             nulls[c++] = true;
@@ -84,7 +93,7 @@ Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
                 values[c++] = Int64GetDatum(int64(stats.get(i, k)));
         Assert(c == ncolumns);
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-    }
+    });
     return (Datum)0;
 }
 
@@ -241,4 +250,47 @@ Datum pg_memo_info_1_1(PG_FUNCTION_ARGS) {
 Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS) {
     check_result_columns(fcinfo, kFlightsColumns);
     return pg_memo_flights(fcinfo);
+}
+
+// ---- 1.2: bypasses by reason ------------------------------------------------
+extern "C" {
+PG_FUNCTION_INFO_V1(pg_memo_bypass_reasons_1_2);
+Datum pg_memo_bypass_reasons_1_2(PG_FUNCTION_ARGS);
+}
+
+namespace {
+
+constexpr int kBypassReasonsColumns = 4;
+
+// The names memo.bypass_reasons shows, from kFirstBypassReason on.
+constexpr const char *kBypassReasonNames[] = {
+    "disabled",         "transaction_snapshot", "standby",           "replica_role",
+    "catalog_changed",  "parallel_worker",      "own_writes",        "triggers_disabled",
+    "catalogs_changing", "not_watched",         "reads_unnamed",     "refused_plans",
+};
+static_assert(sizeof kBypassReasonNames / sizeof *kBypassReasonNames ==
+                  pgmemo::kLastBypassReason - pgmemo::kFirstBypassReason + 1,
+              "a name for every bypass reason");
+
+}  // namespace
+
+// One row per (database, cache name, reason) that counted: the same rows
+// and the same names hidden as memo.stats.
+Datum pg_memo_bypass_reasons_1_2(PG_FUNCTION_ARGS) {
+    using namespace pgmemo;
+    check_result_columns(fcinfo, kBypassReasonsColumns);
+    StatsTable &stats = shared_state().stats;
+    each_stats_slot(fcinfo, [&](ReturnSetInfo *rsinfo, uint32_t i, const StatsSlot &s, bool name_shown) {
+        for (int k = kFirstBypassReason; k <= kLastBypassReason; k++) {
+            uint64_t n = stats.get(i, Counter(k));
+            if (n == 0) continue;
+            Datum values[kBypassReasonsColumns] = {ObjectIdGetDatum(s.dbid),
+                                                   name_shown ? CStringGetTextDatum(s.name) : (Datum)0,
+                                                   CStringGetTextDatum(kBypassReasonNames[k - kFirstBypassReason]),
+                                                   Int64GetDatum(int64(n))};
+            bool nulls[kBypassReasonsColumns] = {false, !name_shown, false, false};
+            tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+        }
+    });
+    return (Datum)0;
 }

@@ -71,6 +71,18 @@ bool storable(const Analysis &analysis, bool bypass) {
            !own_writes().intersects(analysis.deps, analysis.ndeps);
 }
 
+// Why a result computed without a bypass may not be stored.
+Counter unstored_reason(const Analysis &analysis) {
+    switch (analysis.uncacheable) {
+        case Uncacheable::TriggersDisabled: return kBypassTriggersDisabled;
+        case Uncacheable::CatalogsChanging: return kBypassCatalogsChanging;
+        case Uncacheable::NotWatched: return kBypassNotWatched;
+        case Uncacheable::ReadsUnnamed: return kBypassReadsUnnamed;
+        case Uncacheable::No: break;
+    }
+    return kBypassOwnWrites;
+}
+
 // Runs the plan with a new snapshot (volatile SPI: never the caller's), or
 // with the one given (pushed as the active snapshot, which read-only SPI
 // uses as it is), its rows going to dest.
@@ -259,6 +271,7 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bo
 
     if (!storable(analysis, bypass)) {
         sh.stats.add(slot, kBypasses);
+        if (!bypass) sh.stats.add(slot, unstored_reason(analysis));  // a bypass's caller counted its own
     } else {
         sh.stats.add(slot, kMisses);
         store_result(sh, slot, key, analysis, r, pinned);

@@ -30,7 +30,7 @@ struct KeptPlan {
     int path_len;
     uint64 invalidations;  // SharedInvalidMessageCounter when kept
     uint64 registrations;  // registry_version() when kept
-    PlannedStmt *plan;
+    PlannedStmt *plan;  // nullptr: refused
 };
 KeptPlan kept[kKeptPlans];
 int next_victim = 0;
@@ -66,21 +66,26 @@ void forget(KeptPlan &k) {
 
 }  // namespace
 
-PlannedStmt *find_kept_plan(const KeptPlanKey &key) {
-    if (transaction_changed_catalogs()) return nullptr;
+bool find_kept_plan(const KeptPlanKey &key, PlannedStmt **plan) {
+    *plan = nullptr;
+    if (transaction_changed_catalogs()) return false;
     Lookup l = lookup_of(key);
     for (KeptPlan &k : kept) {
         if (!matches(k, key, l)) continue;
         if (!still_valid(k)) {
             forget(k);
-            return nullptr;
+            return false;
         }
-        return static_cast<PlannedStmt *>(copyObjectImpl(k.plan));
+        if (k.plan) *plan = static_cast<PlannedStmt *>(copyObjectImpl(k.plan));
+        return true;
     }
-    return nullptr;
+    return false;
 }
 
-void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt) {
+namespace {
+
+// Keeps for key what stmt holds of the pg_memo node, or a refusal.
+void keep(const KeptPlanKey &key, const PlannedStmt *stmt) {
     if (transaction_changed_catalogs()) return;
     Lookup l = lookup_of(key);
     KeptPlan *slot = nullptr;
@@ -97,11 +102,14 @@ void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt) {
     MemoryContext context = AllocSetContextCreate(TopMemoryContext, "pg_memo kept plan", ALLOCSET_SMALL_SIZES);
     MemoryContext old = MemoryContextSwitchTo(context);
     slot->text = pstrdup(key.text);
-    auto *plan = static_cast<PlannedStmt *>(copyObjectImpl(stmt));
-    // PostgreSQL's plan and its subplans: EXPLAIN's, which never comes here.
-    outerPlan(plan->planTree) = nullptr;
-    plan->subplans = NIL;
-    slot->plan = plan;
+    slot->plan = nullptr;
+    if (stmt) {
+        auto *plan = static_cast<PlannedStmt *>(copyObjectImpl(stmt));
+        // PostgreSQL's plan and its subplans: EXPLAIN's, which never comes here.
+        outerPlan(plan->planTree) = nullptr;
+        plan->subplans = NIL;
+        slot->plan = plan;
+    }
     MemoryContextSwitchTo(old);
     slot->context = context;
     slot->hash = l.hash;
@@ -113,5 +121,11 @@ void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt) {
     slot->invalidations = SharedInvalidMessageCounter;
     slot->registrations = registry_version();
 }
+
+}  // namespace
+
+void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt) { keep(key, stmt); }
+
+void keep_refusal(const KeptPlanKey &key) { keep(key, nullptr); }
 
 }  // namespace pgmemo

@@ -27,11 +27,15 @@ struct KeptPlanKey {
     int cursor_options;
 };
 
-// A copy of the plan kept for key, in the current memory context, or
-// nullptr.
-PlannedStmt *find_kept_plan(const KeptPlanKey &key);
+// Whether a plan or a refusal is kept for key: a copy of the plan in the
+// current memory context in *plan, or nullptr for a refusal.
+bool find_kept_plan(const KeptPlanKey &key, PlannedStmt **plan);
 
 // Keeps a copy of stmt (a plan whose top is the pg_memo node) for key.
 void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt);
+
+// Keeps that pg_memo refused the statement (planned as without pg_memo):
+// safe to keep, since a refusal serves nothing.
+void keep_refusal(const KeptPlanKey &key);
 
 }  // namespace pgmemo

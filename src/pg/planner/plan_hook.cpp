@@ -17,6 +17,7 @@
 #include "planner/registry.hpp"
 #include "planner/statement_text.hpp"
 #include "settings.hpp"
+#include "shared_state.hpp"
 
 #include <cctype>
 
@@ -126,54 +127,61 @@ void check_candidate(void *arg) {
     analyze_query(static_cast<Query *>(copyObjectImpl(c->query)), c->source, path, path_len, nullptr, 0, &analysis);
 }
 
-// The registration that serves this statement, and the text it is served
-// by, or nullptr. A plan kept for the statement's text comes back in *kept
-// (no check, no planning); otherwise *keep_as says whether the plan made
-// may be kept, and under which text.
-const Registration *serving_registration(Query *parse, const char *source, int cursor_options, const char **text,
-                                         PlannedStmt **kept, const char **keep_as) {
+// A registered statement pg_memo does not serve, counted under its cache
+// name for every planning (memo.bypass_reasons: refused_plans).
+void count_refusal(const Registration &r) {
+    shared_state().stats.add(stats_slot_for(r.cache_name, strlen(r.cache_name)), kRefusedPlans);
+}
+
+// Whether a registration serves this statement: if so, a copy of it in
+// *out (planning may read the registry again, which frees what it held)
+// and the text it is served by in *text. A plan kept for the statement's
+// text comes back in *kept (no check, no planning); otherwise *keep_as
+// says whether the plan made may be kept, and under which text. A
+// refusal is kept too, so that a statement planned at every execution is
+// not checked again each time.
+bool serving_registration(Query *parse, const char *source, int cursor_options, Registration *out,
+                          const char **text, PlannedStmt **kept, const char **keep_as) {
     if (!guc_enabled || !guc_serve_statements || parse->commandType != CMD_SELECT || parse->utilityStmt ||
         !top_level(source) || observing_computation() || !any_registrations() || !reads_registered(parse))
-        return nullptr;
+        return false;
     Candidate c{parse, source, nullptr, false, 0};
     c.query_id = compat_query_id(parse, source);
-    const Registration *r = find_registration(c.query_id);
-    if (!r) return nullptr;
+    const Registration *found = find_registration(c.query_id);
+    if (!found) return false;
+    *out = *found;
+    out->cache_name = pstrdup(found->cache_name);
     c.text = statement_source(source, parse, &c.after_prefix);
-    if (!c.text) return nullptr;
+    if (!c.text) return false;
     // EXPLAIN, DECLARE and PREPARE are planned once; EXPLAIN shows the
     // plan PostgreSQL makes now, which a kept plan does not hold.
+    KeptPlanKey key{c.text, c.query_id, cursor_options};
     if (!c.after_prefix) {
-        *kept = find_kept_plan(KeptPlanKey{c.text, c.query_id, cursor_options});
-        if (*kept) return r;
+        if (find_kept_plan(key, kept)) {
+            if (!*kept) count_refusal(*out);
+            return *kept != nullptr;
+        }
         *keep_as = c.text;
     }
     ErrorData *refusal = error_of_subtransaction(check_candidate, &c);
     if (refusal) {
         if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
-        ereport(DEBUG1, (errmsg_internal("pg_memo does not serve registered statement %s: %s", r->cache_name,
+        ereport(DEBUG1, (errmsg_internal("pg_memo does not serve registered statement %s: %s", out->cache_name,
                                          refusal->message)));
-        return nullptr;
+        count_refusal(*out);
+        if (!c.after_prefix) keep_refusal(key);
+        return false;
     }
     *text = c.text;
-    return r;
+    return true;
 }
 
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
     const char *text = nullptr, *keep_as = nullptr;
     PlannedStmt *kept = nullptr;
-    const Registration *found = serving_registration(parse, source, cursor_options, &text, &kept, &keep_as);
+    Registration registration{};
+    bool serving = serving_registration(parse, source, cursor_options, &registration, &text, &kept, &keep_as);
     if (kept) return kept;
-    // A copy: planning may receive an invalidation that has the registry
-    // read again, which frees what it held.
-    Registration copy{};
-    const Registration *registration = nullptr;
-    if (found) {
-        copy = *found;
-        copy.cache_name = pstrdup(found->cache_name);
-        registration = &copy;
-    }
-    uint64 query_id = registration ? registration->query_id : 0;
     PlannedStmt *stmt;
     planner_depth++;
     PG_TRY();
@@ -189,12 +197,12 @@ PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options
     // (a prepared statement): its change to memo.statements invalidates it.
     Oid table = statements_table();
     if (OidIsValid(table)) stmt->relationOids = lappend_oid(stmt->relationOids, table);
-    if (registration) {
-        stmt->planTree = memo_scan_over(stmt->planTree, *registration, text);
+    if (serving) {
+        stmt->planTree = memo_scan_over(stmt->planTree, registration, text);
         // The child runs only inside a computation, which plans its own.
         stmt->parallelModeNeeded = false;
         stmt->jitFlags = 0;
-        if (keep_as) keep_plan(KeptPlanKey{keep_as, query_id, cursor_options}, stmt);
+        if (keep_as) keep_plan(KeptPlanKey{keep_as, registration.query_id, cursor_options}, stmt);
     }
     return stmt;
 }

@@ -82,7 +82,10 @@ Result run_miss_path(void *arg) {
     // as a failed computation would be (stale_on_error may answer it).
     raise_if_remembered(m.key, m.slot);
     bool own_writes_hidden = status == LookupStatus::OwnWrites;
-    if (own_writes_hidden) last_served = Served::Bypassed;
+    if (own_writes_hidden) {
+        last_served = Served::Bypassed;
+        sh.stats.add(m.slot, kBypassOwnWrites);
+    }
     if (!own_writes_hidden && flights_usable(m.key)) return memoize_in_flight(m.call, m.key, m.slot);
     return compute_and_store(m.call, m.key, m.slot, own_writes_hidden, nullptr);
 }
@@ -117,6 +120,25 @@ bool serve_or_refresh(const Call &call, const Encoded &key, uint32_t slot, const
     return serve_older(older, slot, kStaleHits, out);
 }
 
+// Why this call may not use the cache (a bypass counter), or
+// kCounterCount. pg_memo.enabled = off rules the cache out; transactions
+// with one snapshot must not see newer commits; a standby serves only
+// while it replays the records of every commit (wal_records.hpp); in
+// replica mode (logical replication apply) row triggers may run before the
+// apply worker marks its tables at pre-commit; a transaction that changed
+// names may resolve a query differently than any entry did; a parallel
+// worker (a function marked PARALLEL SAFE that calls memo) is not where
+// the leader observes what its computation reads.
+Counter bypass_reason() {
+    if (!guc_enabled) return kBypassDisabled;
+    if (IsolationUsesXactSnapshot()) return kBypassTransactionSnapshot;
+    if (RecoveryInProgress() && !standby_serves()) return kBypassStandby;
+    if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA) return kBypassReplicaRole;
+    if (transaction_changed_catalogs()) return kBypassCatalogChanged;
+    if (IsParallelWorker()) return kBypassParallelWorker;
+    return kCounterCount;
+}
+
 // The memoized result of a call: from the cache, or computed (through a
 // flight when singleflight is on) and stored when allowed.
 Result memoize(const Call &call) {
@@ -125,20 +147,11 @@ Result memoize(const Call &call) {
     uint32_t slot = stats_slot_for(VARDATA_ANY(call.cache_name), VARSIZE_ANY_EXHDR(call.cache_name));
     sh.stats.add(slot, kCalls);
 
-    // pg_memo.enabled = off rules the cache out; transactions with one
-    // snapshot must not see newer commits; a standby serves only while it
-    // replays the records of every commit (wal_records.hpp); in replica mode (logical
-    // replication apply) row triggers may run before the apply worker marks
-    // its tables at pre-commit; a transaction that changed names may
-    // resolve a query differently than any entry did; a parallel worker (a
-    // function marked PARALLEL SAFE that calls memo) is not where the
-    // leader observes what its computation reads.
-    bool bypass = !guc_enabled || IsolationUsesXactSnapshot() || (RecoveryInProgress() && !standby_serves()) ||
-                  SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA || transaction_changed_catalogs() ||
-                  IsParallelWorker();
+    Counter bypass = bypass_reason();
     Encoded key = encode_call(call);
 
-    if (bypass) {
+    if (bypass != kCounterCount) {
+        sh.stats.add(slot, bypass);
         last_served = Served::Bypassed;
         return compute_and_store(call, key, slot, true, nullptr);
     }
