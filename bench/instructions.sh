@@ -52,60 +52,26 @@ printf '%s\n' "SELECT memo.count('bench.count', 'SELECT * FROM directory.employe
 printf '%s\n' '\set k random(1, 1000000000)' \
   "SELECT memo.count('bench.miss', 'SELECT * FROM directory.employees WHERE id = \$1::bigint', ARRAY[:k::text]);" \
   >"$BENCH_DIR/miss.sql"
-OUT=$BENCH_DIR/callgrind
-mkdir -p "$OUT"
-chown postgres "$BENCH_DIR"/*.sql "$OUT"
-
-total_of() { grep -m1 '^summary:' "$1" | awk '{print $2}'; }
-# The client's backend: of the callgrind files that appeared, the one with
-# the largest total, once it is at least 20,000 instructions a transaction
-# above the smallest (a backend writes its file as it exits, some time after
-# pgbench returns; every child counts from what the postmaster had counted
-# when it forked, so a connection that ran nothing is the baseline: run_side
-# opens one after the client's).
-backend_file() {  # $1 = a file listing the files that were there before, $2 = transactions
-  local f t best most least i
-  for i in $(seq 1 240); do
-    best= most=0 least=
-    for f in $(comm -13 "$1" <(ls "$OUT" | sort)); do
-      t=$(total_of "$OUT/$f" || true)
-      [ -n "$t" ] || continue
-      if [ "$t" -gt "$most" ]; then best=$OUT/$f most=$t; fi
-      if [ -z "$least" ] || [ "$t" -lt "$least" ]; then least=$t; fi
-    done
-    if [ -n "$best" ] && [ $((most - least)) -ge $(($2 * 20000)) ]; then echo "$best"; return; fi
-    sleep 0.5
-  done
-  echo "no callgrind file of the client's backend appeared" >&2; exit 1
-}
-run_side() {  # $1 = side, $2 = transactions; prints the backend's file
-  local before
-  before=$(mktemp)
-  ls "$OUT" | sort >"$before"
-  bench_pgbench -n -M "$PROTOCOL" -c 1 -t "$2" -f "$BENCH_DIR/$1.sql" >/dev/null 2>&1
-  bench_psql -c 'SELECT 1' >/dev/null
-  backend_file "$before" "$2"
-  rm -f "$before"
-}
+CALLGRIND_OUT=$BENCH_DIR/callgrind
+. "$SRC/bench/callgrind.sh"
+chown postgres "$BENCH_DIR"/*.sql
+run_side() { callgrind_run "$2" -M "$PROTOCOL" -f "$BENCH_DIR/$1.sql"; }  # $1 = side, $2 = transactions
 declare -A FILES
 for tag in a b; do
   lib=$A; [ "$tag" = b ] && lib=$B
   bench_stop
   cp "$lib" "$BENCH_LIB"
-  as_pg valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$OUT/$tag.%p" \
-    "$BENCH_BIN/postgres" -D "$BENCH_DIR/data" >"$BENCH_DIR/valgrind.$tag.log" 2>&1 &
-  until bench_psql -c 'SELECT 1' >/dev/null 2>&1; do sleep 1; done
+  callgrind_start "$tag"
   for side in hit count; do  # cached
     bench_pgbench -n -M "$PROTOCOL" -c 1 -t 50 -f "$BENCH_DIR/$side.sql" >/dev/null 2>&1
   done
   for side in hit snapshot count miss; do
     for n in "$SHORT" "$LONG"; do FILES[$tag.$side.$n]=$(run_side "$side" "$n"); done
   done
-  as_pg "$BENCH_BIN/pg_ctl" -D "$BENCH_DIR/data" -w stop -m fast >/dev/null
-  wait || true
+  callgrind_stop
 done
 
-per_xact() { echo "$(total_of "${FILES[$1.$2.$LONG]}") $(total_of "${FILES[$1.$2.$SHORT]}")" | awk -v d=$((LONG - SHORT)) '{printf "%.0f", ($1 - $2) / d}'; }
+per_xact() { callgrind_per_xact "${FILES[$1.$2.$SHORT]}" "${FILES[$1.$2.$LONG]}" $((LONG - SHORT)); }
 echo "Machine: $(machine_description)"
 echo "A: $A; B: $B. One pgbench client, -M $PROTOCOL; instructions per transaction from $SHORT and $LONG transactions; 100,000 employees."
 echo

@@ -8,9 +8,14 @@
 # transparent / cached_list_employees and transparent / page_snapshot.
 #
 #   bench/transparent.sh [--rounds N] [--seconds S] [--rows N] [--protocol prepared|simple] [--pgpool]
+#                        [--instructions [--short N] [--long N]]
 # --pgpool: a fourth side, the same page statement sent through pgpool-II
 # with its query cache (bench/pgpool.sh), and the median of transparent /
 # pgpool.
+# --instructions: the three pg_memo sides counted in instructions per
+# transaction instead (bench/callgrind.sh: one client, SHORT and LONG
+# transactions; --short, --long), which this machine's TPS cannot resolve
+# to a few percent; needs valgrind.
 # Needs root, pg_memo and pg_memo_directory installed (scripts/build.sh).
 # Not run by CI.
 set -euo pipefail
@@ -21,6 +26,7 @@ BENCH_PRELOAD=pg_memo
 . "$SRC/bench/cluster.sh"
 . "$SRC/bench/pgpool.sh"
 ROUNDS=4 SECONDS_PER_RUN=10 ROWS=100000 PROTOCOL=prepared PGPOOL=no PGPOOL_PORT=${PGPOOL_PORT:-55489}
+INSTRUCTIONS= SHORT=1000 LONG=3000
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -28,6 +34,9 @@ while [ $# -gt 0 ]; do
     --rows) ROWS=$2; shift 2 ;;
     --protocol) PROTOCOL=$2; shift 2 ;;
     --pgpool) PGPOOL=yes; shift ;;
+    --instructions) INSTRUCTIONS=1; shift ;;
+    --short) SHORT=$2; shift 2 ;;
+    --long) LONG=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -63,6 +72,29 @@ fi
 for side in transparent cached; do bench_pgbench -n -M "$PROTOCOL" -t 10 -f "$BENCH_DIR/$side.sql" >/dev/null; done
 served=$(bench_psql -Atc "SELECT hits FROM memo.stats WHERE cache_name = 'api.page'")
 [ "${served:-0}" -gt 0 ] || { echo "the registered statement was not served" >&2; exit 1; }
+if [ -n "$INSTRUCTIONS" ]; then
+  command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
+  CALLGRIND_OUT=$BENCH_DIR/callgrind
+  . "$SRC/bench/callgrind.sh"
+  bench_stop
+  callgrind_start run
+  declare -A FILES
+  for side in transparent cached snapshot; do
+    bench_pgbench -n -M "$PROTOCOL" -c 1 -t 50 -f "$BENCH_DIR/$side.sql" >/dev/null 2>&1  # warm
+    for t in "$SHORT" "$LONG"; do FILES[$side.$t]=$(callgrind_run "$t" -M "$PROTOCOL" -f "$BENCH_DIR/$side.sql"); done
+  done
+  callgrind_stop
+  per() { callgrind_per_xact "${FILES[$1.$SHORT]}" "${FILES[$1.$LONG]}" $((LONG - SHORT)); }
+  t=$(per transparent) c=$(per cached) s=$(per snapshot)
+  echo "Machine: $(machine_description)"
+  echo "One pgbench client, -M $PROTOCOL, $ROWS employees; instructions per transaction from $SHORT and $LONG transactions"
+  echo
+  echo "| transparent | cached_list_employees | page_snapshot | transparent / cached | transparent / snapshot |"
+  echo "|---|---|---|---|---|"
+  # as throughput: the other side's instructions over the transparent hit's
+  echo "| $t | $c | $s | $(awk -v a="$t" -v b="$c" 'BEGIN {printf "%.3f", b / a}') | $(awk -v a="$t" -v b="$s" 'BEGIN {printf "%.3f", b / a}') |"
+  exit 0
+fi
 echo "Machine: $(machine_description)"
 echo "pgbench -M $PROTOCOL -c 8 -j 2 -T $SECONDS_PER_RUN, $ROWS employees"
 echo

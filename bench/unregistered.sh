@@ -5,22 +5,31 @@
 # pg_memo.serve_statements on, (B) off, and (C) the same server restarted
 # without pg_memo preloaded; in each round every configuration in turn.
 # Prints Markdown: TPS per round and the medians of A / B and A / C.
+# With --instructions, the same three configurations counted in
+# instructions per transaction instead (bench/callgrind.sh: one client,
+# SHORT and LONG transactions), which this machine's TPS cannot resolve
+# to a percent.
 #
 #   bench/unregistered.sh [--rounds N] [--seconds S] [--scale N] [--protocol simple|prepared]
-# Needs root and pg_memo installed (scripts/build.sh). Not run by CI.
+#                         [--instructions [--short N] [--long N]]
+# Needs root and pg_memo installed (scripts/build.sh), and valgrind for
+# --instructions. Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_PORT=${BENCH_PORT:-55481}
 BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_unregistered}
 BENCH_PRELOAD=pg_memo
 . "$SRC/bench/cluster.sh"
-ROUNDS=3 SECONDS_PER_RUN=10 SCALE=10 PROTOCOL=simple
+ROUNDS=3 SECONDS_PER_RUN=10 SCALE=10 PROTOCOL=simple INSTRUCTIONS= SHORT=1000 LONG=3000
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --scale) SCALE=$2; shift 2 ;;
     --protocol) PROTOCOL=$2; shift 2 ;;
+    --instructions) INSTRUCTIONS=1; shift ;;
+    --short) SHORT=$2; shift 2 ;;
+    --long) LONG=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -41,12 +50,56 @@ END $$;
 SQL
 n=$(bench_psql -Atc 'SELECT count(*) FROM memo.statements')
 conf=$BENCH_DIR/data/postgresql.conf
-preload() { sed -i "s/^shared_preload_libraries = .*/shared_preload_libraries = '$1'/" "$conf"; bench_restart; }
+set_preload() { sed -i "s/^shared_preload_libraries = .*/shared_preload_libraries = '$1'/" "$conf"; }
+preload() { set_preload "$1"; bench_restart; }
 tps() {  # $1 = builtin script, rest: env
   local script=$1; shift
   env "$@" bash -c ". '$SRC/bench/cluster.sh'; BENCH_DIR='$BENCH_DIR' BENCH_PORT='$BENCH_PORT'
     bench_pgbench -n -M '$PROTOCOL' -c 8 -j 2 -T '$SECONDS_PER_RUN' -b '$script'" 2>&1 | tps_of /dev/stdin
 }
+if [ -n "$INSTRUCTIONS" ]; then
+  command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
+  CALLGRIND_OUT=$BENCH_DIR/callgrind
+  . "$SRC/bench/callgrind.sh"
+  bench_stop
+  declare -A FILES
+  # Each script on a fresh postmaster per configuration, select-only before
+  # any write: tpcb-like's dead rows (autovacuum is off) would make a later
+  # configuration's reads dearer, vacuumed away before each run.
+  for script in select-only tpcb-like; do
+    for config in A B C; do
+      if [ "$config" = C ]; then set_preload ''; else set_preload pg_memo; fi
+      options=; [ "$config" = B ] && options="-c pg_memo.serve_statements=off"
+      callgrind_start "$config.$script"
+      # Every page in shared buffers: a read from the kernel's cache costs
+      # instructions that differ from one run of random keys to the next.
+      bench_psql -c 'VACUUM pgbench_accounts, pgbench_branches, pgbench_tellers, pgbench_history' \
+        -c 'CREATE EXTENSION IF NOT EXISTS pg_prewarm' \
+        -c "SELECT pg_prewarm(c.oid) FROM pg_class c WHERE c.relname LIKE 'pgbench%' AND c.relkind IN ('r', 'i')" \
+        >/dev/null 2>&1
+      PGOPTIONS=$options bench_pgbench -n -M "$PROTOCOL" -c 1 -t 50 -b "$script" >/dev/null 2>&1  # warm
+      for t in "$SHORT" "$LONG"; do
+        FILES[$config.$script.$t]=$(PGOPTIONS=$options callgrind_run "$t" -M "$PROTOCOL" -b "$script")
+      done
+      callgrind_stop
+    done
+  done
+  set_preload pg_memo
+  echo "Machine: $(machine_description)"
+  echo "One pgbench client, -M $PROTOCOL, scale $SCALE, $n registrations; instructions per transaction from $SHORT and $LONG transactions"
+  echo
+  echo "| script | A: serving on | B: serving off | C: no pg_memo | A / B | A / C |"
+  echo "|---|---|---|---|---|---|"
+  for script in select-only tpcb-like; do
+    for config in A B C; do
+      declare "per_$config=$(callgrind_per_xact "${FILES[$config.$script.$SHORT]}" "${FILES[$config.$script.$LONG]}" $((LONG - SHORT)))"
+    done
+    # A / B as throughput: B's instructions over A's
+    echo "| $script | $per_A | $per_B | $per_C | $(awk -v a="$per_A" -v b="$per_B" 'BEGIN {printf "%.4f", b / a}') | $(awk -v a="$per_A" -v c="$per_C" 'BEGIN {printf "%.4f", c / a}') |"
+  done
+  exit 0
+fi
+
 echo "Machine: $(machine_description)"
 echo "pgbench -M $PROTOCOL -c 8 -j 2 -T $SECONDS_PER_RUN, scale $SCALE, $n registrations"
 echo
