@@ -162,6 +162,21 @@ SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
 SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
 SELECT calls, hits, bypass_reasons FROM memo.registered_statements WHERE cache_name = 'tr.refused';
 
+-- A kept plan does not outlive a change to what it reads: after the
+-- column's type changed, the same text (the same query identifier) is
+-- planned again, and its rows have the new type.
+CREATE TABLE tr_typed (id int PRIMARY KEY, v int);
+INSERT INTO tr_typed VALUES (1, 10);
+SELECT memo.watch('tr_typed');
+SELECT memo.cache_statement('SELECT v FROM tr_typed WHERE id = 1', cache_name => 'tr.typed') IS NOT NULL AS registered;
+SELECT v FROM tr_typed WHERE id = 1;
+SELECT v FROM tr_typed WHERE id = 1;
+ALTER TABLE tr_typed ALTER COLUMN v TYPE numeric;
+UPDATE tr_typed SET v = 10.5;
+SELECT v FROM tr_typed WHERE id = 1;
+SELECT v FROM tr_typed WHERE id = 1;
+SELECT calls, hits FROM counters('tr.typed');
+
 -- pg_memo.serve_statements = off plans as without pg_memo.
 SET pg_memo.serve_statements = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM tr_items WHERE team = 2;
@@ -197,6 +212,6 @@ DELETE FROM memo.statements WHERE cache_name LIKE 'tr.%';
 DROP FUNCTION tr_count_in_function();
 DROP FUNCTION tr_lookup(int);
 DROP FUNCTION tr_double(int);
-DROP TABLE tr_items, tr_other, tr_unwatched;
+DROP TABLE tr_items, tr_other, tr_unwatched, tr_typed;
 DROP OWNED BY tr_reader;
 DROP ROLE tr_reader;
