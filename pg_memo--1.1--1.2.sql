@@ -117,6 +117,39 @@ SELECT d.datname, s.*, r.bypass_reasons
               GROUP BY b.dbid, b.cache_name) r ON r.dbid = s.dbid AND r.cache_name = s.cache_name;
 
 -------------------------------------------------------------------------------
+-- memo.info gains writing_commits and counters_bumped at its end: with
+-- memo.stats' invalidations and carries, how many entries a write makes
+-- stale (issue 31). Made anew, with its grant and comments.
+-------------------------------------------------------------------------------
+
+DROP VIEW @extschema@.info;
+DROP FUNCTION @extschema@.info();
+CREATE FUNCTION @extschema@.info(
+    OUT arena_bytes bigint,
+    OUT used_bytes bigint,
+    OUT free_bytes bigint,
+    OUT entries bigint,
+    OUT evictions bigint,
+    OUT delta_log_bytes bigint,
+    OUT delta_records bigint,
+    OUT delta_fallbacks bigint,
+    OUT restored_at timestamptz,
+    OUT restored_entries bigint,
+    OUT writing_commits bigint,
+    OUT counters_bumped bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_memo_info_1_2'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW @extschema@.info AS SELECT * FROM @extschema@.info();
+GRANT SELECT ON @extschema@.info TO PUBLIC;
+
+COMMENT ON FUNCTION @extschema@.info() IS
+'The shared arena: its size, bytes used and free, entries, evictions; the delta log; the warm restart; the commits that bumped counters; the source of memo.info';
+COMMENT ON VIEW @extschema@.info IS
+'pg_memo''s shared arena (size, bytes used and free, entries, evictions), delta log (size, records written, commits of watched rows that fell back to table-level invalidation), warm restart (when this start restored saved results, how many) and writes (commits on this server that bumped generation counters, and how many counters they bumped)';
+
+-------------------------------------------------------------------------------
 -- memo.registered_statements: each registration with its cache's counters
 -- (memo.stats, this database) and whether it can serve: a registration
 -- whose table was dropped says so (its statement no longer plans).

@@ -61,6 +61,15 @@ SELECT datname = current_database() AS this_db, cache_name, calls = hits + misse
        stats_reset <= now() AS reset_time
   FROM memo.stats WHERE cache_name = 'blob';
 
+-- memo.info counts the commits that bumped counters, and the counters:
+-- one write to a watched table bumps its rows' counter (a rollback none)
+SELECT writing_commits AS commits_before, counters_bumped AS bumps_before FROM memo.info \gset
+BEGIN;
+UPDATE blob SET body = body WHERE id = 1;
+ROLLBACK;
+UPDATE blob SET body = body WHERE id = 1;
+SELECT writing_commits - :commits_before AS commits, counters_bumped - :bumps_before AS bumps FROM memo.info;
+
 -- reset_stats zeroes counters but keeps the gauges
 SELECT memo.reset_stats();
 SELECT calls, hits, entries > 0 AS still_cached FROM counters('blob');

@@ -1,6 +1,7 @@
 // pg_memo's entry point: what loading the library installs.
 #include "pg_memo.hpp"
 
+#include "commit_counts.hpp"
 #include "invalidate/catalog_changes.hpp"
 #include "transaction_events.hpp"
 #include "compute/learned_reads.hpp"
@@ -39,6 +40,7 @@ void _PG_init(void) {
     // last: it restores into the rest).
     pgmemo::register_shared_memory_hooks();
     pgmemo::add_shared_region_part({pgmemo::standby_replay_shared_size, pgmemo::standby_replay_attach});
+    pgmemo::add_shared_region_part({pgmemo::commit_counts_shared_size, pgmemo::commit_counts_attach});
     pgmemo::add_shared_region_part({pgmemo::learned_reads_shared_size, pgmemo::learned_reads_attach});
     pgmemo::add_shared_region_part({pgmemo::warm_restart_shared_size, pgmemo::warm_restart_attach});
     // RegisterXactCallback, RegisterSubXactCallback and

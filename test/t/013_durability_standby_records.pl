@@ -75,7 +75,10 @@ sub after_change {
     is($standby->safe_psql('postgres', $memo), $want, "$what: the first read after the commit sees it");
     is($primary->safe_psql('postgres', $plain), $want, "$what: as on the primary");
 }
+my $replayed = $standby->safe_psql('postgres', 'SELECT writing_commits FROM memo.info');
 after_change('INSERT', 'INSERT INTO t VALUES (11, 11, \'s1\')', $count_t, $plain_t);
+is($standby->safe_psql('postgres', 'SELECT writing_commits FROM memo.info'), $replayed + 1,
+   'memo.info on the standby counts the replayed writing commit');
 after_change('UPDATE', 'UPDATE t SET v = 0 WHERE id = 5', $count_t, $plain_t);
 after_change('DELETE', 'DELETE FROM t WHERE id = 6', $count_t, $plain_t);
 after_change('TRUNCATE', 'TRUNCATE t; INSERT INTO t SELECT g, g, \'s\' || (g % 2) FROM generate_series(1, 7) g',

@@ -51,8 +51,11 @@ $node->safe_psql('postgres', q{BEGIN; UPDATE t SET v = 0 WHERE id = 9; PREPARE T
 my $h = hits('c');
 check('count', 'prepared: the entry is still current');
 is(hits('c'), $h + 1, 'prepared: and still served');
+my $commits = $node->safe_psql('postgres', 'SELECT writing_commits FROM memo.info');
 $node->safe_psql('postgres', q{COMMIT PREPARED 'w1'});
 check('count', 'COMMIT PREPARED: the first read after it sees the write');
+is($node->safe_psql('postgres', 'SELECT writing_commits FROM memo.info'), $commits + 1,
+   'COMMIT PREPARED: memo.info counts a writing commit');
 
 # 2. ROLLBACK PREPARED invalidates nothing.
 warm('count');

@@ -1,6 +1,7 @@
 // The monitoring views' functions: memo.stats(), memo.flights(),
 // memo.info(), under 1.0's symbols and 1.1's versioned ones.
 #include "call.hpp"
+#include "commit_counts.hpp"
 #include "durability/warm_restart.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
@@ -29,7 +30,9 @@ constexpr int kStatsColumns_1_0 = 22;
 // stale_on_error_hits, error_hits
 constexpr int kStatsColumns = 28;
 // 1.1: delta_log_bytes, delta_records, delta_fallbacks, restored_at, restored_entries
-constexpr int kInfoColumns = 10;
+constexpr int kInfoColumns_1_1 = 10;
+// 1.2: writing_commits, counters_bumped
+constexpr int kInfoColumns = 12;
 
 double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
 
@@ -98,7 +101,7 @@ Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
 }
 
 // Fills memo.info: heap_form_tuple takes as many of the values as the
-// caller's result type has columns (1.0's five, or 1.1's ten).
+// caller's result type has columns (1.0's five, 1.1's ten, or 1.2's twelve).
 Datum fill_info(FunctionCallInfo fcinfo) {
     using namespace pgmemo;
     Shared &sh = shared_state();
@@ -112,6 +115,7 @@ Datum fill_info(FunctionCallInfo fcinfo) {
     TimestampTz restored_at;
     int64 restored_entries;
     warm_restart_status(&restored_at, &restored_entries);
+    CommitCounts commits = commit_counts();
     Datum values[kInfoColumns] = {Int64GetDatum(int64(info.arena_bytes)), Int64GetDatum(int64(info.used_bytes)),
                                   Int64GetDatum(int64(info.free_bytes)),  Int64GetDatum(int64(info.entries)),
                                   Int64GetDatum(int64(info.evictions)),
@@ -119,7 +123,9 @@ Datum fill_info(FunctionCallInfo fcinfo) {
                                   Int64GetDatum(int64(records)),
                                   Int64GetDatum(int64(sh.deltas.fallbacks())),
                                   TimestampTzGetDatum(restored_at),
-                                  Int64GetDatum(restored_entries)};
+                                  Int64GetDatum(restored_entries),
+                                  Int64GetDatum(int64(commits.commits)),
+                                  Int64GetDatum(int64(commits.bumps))};
     bool nulls[kInfoColumns] = {false};
     nulls[8] = restored_at == 0;  // nothing restored at this start
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
@@ -243,7 +249,7 @@ Datum pg_memo_stats_1_1(PG_FUNCTION_ARGS) {
 }
 
 Datum pg_memo_info_1_1(PG_FUNCTION_ARGS) {
-    check_result_columns(fcinfo, kInfoColumns);
+    check_result_columns(fcinfo, kInfoColumns_1_1);
     return fill_info(fcinfo);
 }
 
@@ -252,10 +258,12 @@ Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS) {
     return pg_memo_flights(fcinfo);
 }
 
-// ---- 1.2: bypasses by reason ------------------------------------------------
+// ---- 1.2: bypasses by reason; memo.info with its commit counts -------------
 extern "C" {
 PG_FUNCTION_INFO_V1(pg_memo_bypass_reasons_1_2);
+PG_FUNCTION_INFO_V1(pg_memo_info_1_2);
 Datum pg_memo_bypass_reasons_1_2(PG_FUNCTION_ARGS);
+Datum pg_memo_info_1_2(PG_FUNCTION_ARGS);
 }
 
 namespace {
@@ -293,4 +301,9 @@ Datum pg_memo_bypass_reasons_1_2(PG_FUNCTION_ARGS) {
         }
     });
     return (Datum)0;
+}
+
+Datum pg_memo_info_1_2(PG_FUNCTION_ARGS) {
+    check_result_columns(fcinfo, kInfoColumns);
+    return fill_info(fcinfo);
 }

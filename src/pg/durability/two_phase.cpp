@@ -31,6 +31,7 @@ extern "C" {
 #include <unistd.h>
 
 #include "hash.hpp"
+#include "commit_counts.hpp"
 #include "compat.hpp"
 #include "invalidate/write_set.hpp"
 #include "prepared_marks.hpp"
@@ -289,6 +290,7 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
     PG_END_TRY();
     // Visible now, its invalidations sent (FinishPreparedTransaction).
     for (uint32_t i = 0; i < nslots; i++) sh.gens.bump(slots[i], began_at);
+    count_commit_bumps(nslots);
     for (uint32_t i = 0; i < nslots; i++) sh.gens.end_commit(slots[i]);
     (void)unlink(path);
 }

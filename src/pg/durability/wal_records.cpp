@@ -8,6 +8,7 @@
 // Generations). The primary's `state_logged_at` is claimed by compare and
 // swap, so at most one backend writes each STATE record.
 #include "durability/wal_records.hpp"
+#include "commit_counts.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
 #include "counter_slots.hpp"
@@ -104,8 +105,10 @@ void (*after_archive_recovery)() = nullptr;
 void finish(uint32_t i, bool committed, TimestampTz at) {
     Shared &sh = shared_state();
     Pending &p = pending[i];
-    if (committed)
+    if (committed) {
         for (uint32_t s = 0; s < p.nslots; s++) sh.gens.bump(p.slots[s], at);
+        count_commit_bumps(p.nslots);
+    }
     for (uint32_t s = 0; s < p.nslots; s++) sh.gens.end_commit(p.slots[s]);
     pfree(p.slots);
     p = pending[--npending];
@@ -291,6 +294,7 @@ void memo_redo(XLogReaderState *record) {
         case kBump: {
             TimestampTz now = GetCurrentTimestamp();
             for (uint32_t i = 0; i < h->nslots; i++) sh.gens.bump(slots[i], now);
+            count_commit_bumps(h->nslots);
             break;
         }
         case kReset: sh.store.remove_all(); break;

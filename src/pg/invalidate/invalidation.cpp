@@ -43,6 +43,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 
 #include "invalidate/catalog_changes.hpp"
 #include "deltas/delta_capture.hpp"
+#include "commit_counts.hpp"
 #include "compat.hpp"
 #include "durability/wal_records.hpp"
 #include "shared_state.hpp"
@@ -129,6 +130,7 @@ void publish_commit() {
         for (uint32_t i = 0; i < written.count; i++)
             if (!bump_with_delta_record(written.slots[i], commit_began_at))
                 sh.gens.bump(written.slots[i], commit_began_at);
+        count_commit_bumps(written.count);
         // Bumped on a standby by its replay of the commit record, after
         // the BEGIN; without one (no transaction id), by a record of its own.
         if (!announced_in_wal && writing_wal_records()) log_bump(written.slots, written.count);
