@@ -179,8 +179,9 @@ run_rate() {  # RATE
   local rate=$1 d="$BENCH_DIR/out/rate_$1" writer=
   rm -rf "$d" && mkdir -p "$d" && chown postgres "$d"
   warm
-  local gen0
+  local gen0 commits0
   gen0=$(bench_psql -At -c "SELECT memo.generation('directory.employees')")
+  commits0=$(bench_psql -At -c "SELECT writing_commits FROM memo.info")
   if [ "$rate" != 0 ]; then start_writer "$d" "$rate"; writer=$!; fi
   readers "$d" ""
   if [ -n "$writer" ]; then
@@ -207,7 +208,10 @@ run_rate() {  # RATE
       coalesce(sum(calls) FILTER (WHERE userid = 'postgres'::regrole), 0),
       coalesce(sum(calls) FILTER (WHERE userid = 'bench_team'::regrole), 0)
     FROM pg_stat_statements WHERE $PGSS_COUNT")
-  local sc sp
+  local sc sp stale commits
+  commits=$(( $(bench_psql -At -c "SELECT writing_commits FROM memo.info") - commits0 ))
+  stale=$(bench_psql -At -c "SELECT coalesce(sum(invalidations + delta_kept + delta_corrected), 0)
+    FROM memo.stats WHERE datname = current_database()")
   read -r cc ch cm cs pc ph pm ck cr cf pk pf wf sc sp < <(bench_psql -At -F' ' -c "SELECT
       coalesce(max(calls) FILTER (WHERE cache_name = 'employees.count'), 0),
       coalesce(max(hits) FILTER (WHERE cache_name = 'employees.count'), 0),
@@ -231,10 +235,11 @@ run_rate() {  # RATE
       r, w, w / s, g, tps, tps / ro, p50, p99, h, wk, t, ceo, cm, wl }' >>"$ROWS_MAIN"
   awk -v r="$rate" -v cc="$cc" -v ch="$ch" -v cm="$cm" -v cs="$cs" -v ceo="$ceo" -v team="$team" \
       -v pc="$pc" -v ph="$ph" -v pm="$pm" -v ck="$ck" -v cr="$cr" -v cf="$cf" -v pk="$pk" -v pf="$pf" -v wf="$wf" \
-      -v sc="$sc" -v sp="$sp" 'BEGIN {
-    printf "| %s | %d | %.2f%% | %d | %d | %d + %d = %d%s | %d / %d / %d | %d | %.2f%% | %d | %d / %d | %d | %d / %d |\n",
+      -v sc="$sc" -v sp="$sp" -v stale="$stale" -v commits="$commits" 'BEGIN {
+    printf "| %s | %d | %.2f%% | %d | %d | %d + %d = %d%s | %d / %d / %d | %d | %.2f%% | %d | %d / %d | %d | %d / %d | %s |\n",
       r, cc, cc ? 100 * ch / cc : 0, cm, cs, ceo, team, ceo + team, (ceo + team == cm ? "" : " (differs)"),
-      ck, cr, cf, pc, pc ? 100 * ph / pc : 0, pm, pk, pf, wf, sc, sp }' >>"$ROWS_CACHE"
+      ck, cr, cf, pc, pc ? 100 * ph / pc : 0, pm, pk, pf, wf, sc, sp,
+      commits ? sprintf("%d / %d = %.1f", stale, commits, stale / commits) : "-" }' >>"$ROWS_CACHE"
 }
 
 run_floor() {  # RATE
@@ -306,10 +311,12 @@ echo "equal memo.stats' computations of employees.count."
 echo
 echo "count carried: delta_kept / delta_corrected / delta_fallbacks of employees.count (memo.stats); page"
 echo "carried: delta_kept / delta_fallbacks of employees.page; writes without a record: memo.info's delta_fallbacks"
-echo "(cumulative since the cluster started, the seed's included)."
+echo "(cumulative since the cluster started, the seed's included). Stale per write: the entries found stale"
+echo "(memo.stats' invalidations + delta_kept + delta_corrected, every cache name) over the commits that bumped"
+echo "counters in the run (memo.info's writing_commits): how many entries each write made stale."
 echo
-echo '| writes/s | employees.count calls | count hits | count computations | count shared (singleflight) | by scope: CEO + teams | count carried: kept / corrected / fallbacks | employees.page calls | page hits | page computations | page carried: kept / fallbacks | writes without a record | stale hits: count / page |'
-echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|'
+echo '| writes/s | employees.count calls | count hits | count computations | count shared (singleflight) | by scope: CEO + teams | count carried: kept / corrected / fallbacks | employees.page calls | page hits | page computations | page carried: kept / fallbacks | writes without a record | stale hits: count / page | stale per write |'
+echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
 cat "$ROWS_CACHE"
 echo
 echo "Wall time: $(( $(date +%s) - wall_start )) s. Load average (1, 5, 15 min) at the start: $load_start; at the end: $(cut -d" " -f1-3 /proc/loadavg)."
