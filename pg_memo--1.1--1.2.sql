@@ -14,7 +14,7 @@
 
 CREATE TABLE @extschema@.statements (
     query_id       bigint      PRIMARY KEY,
-    cache_name     text        NOT NULL CHECK (cache_name <> ''),
+    cache_name     text        NOT NULL CHECK (cache_name <> '' AND octet_length(cache_name) <= 63),
     query          text        NOT NULL,
     max_staleness  interval,
     stale_on_error interval,
@@ -95,8 +95,9 @@ COMMENT ON FUNCTION @extschema@.explain_cache(text) IS
 -- memo.bypass_reasons: why calls ran their query without the cache, one row
 -- per (database, cache name, reason) that counted; memo.stats gains them as
 -- one jsonb column at its end. refused_plans counts plannings of a
--- registered statement that pg_memo did not serve (not calls: a prepared
--- statement is refused once, then runs as without pg_memo).
+-- registered statement that pg_memo did not serve (not calls: a generic
+-- plan is refused once, a statement planned at every execution each time),
+-- a column of its own in memo.stats.
 -------------------------------------------------------------------------------
 
 CREATE FUNCTION @extschema@.bypass_reasons(OUT dbid oid, OUT cache_name text, OUT reason text,
@@ -108,11 +109,19 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.bypass_reasons() IS
 'Bypasses by reason, one row per (database, cache name, reason) that counted; the source of memo.stats.bypass_reasons';
 
+-- bypass_reasons holds the bypasses only (its values add up to bypasses);
+-- refused_plans is a column of its own. NULL where the name is hidden.
 CREATE OR REPLACE VIEW @extschema@.stats AS
-SELECT d.datname, s.*, r.bypass_reasons
+SELECT d.datname, s.*,
+       CASE WHEN s.cache_name IS NOT NULL THEN COALESCE(r.bypass_reasons, '{}') END AS bypass_reasons,
+       CASE WHEN s.cache_name IS NOT NULL THEN COALESCE(r.refused_plans, 0) END AS refused_plans
   FROM @extschema@.stats() s
   LEFT JOIN pg_catalog.pg_database d ON d.oid = s.dbid
-  LEFT JOIN (SELECT b.dbid, b.cache_name, pg_catalog.jsonb_object_agg(b.reason, b.bypasses) AS bypass_reasons
+  LEFT JOIN (SELECT b.dbid, b.cache_name,
+                    pg_catalog.jsonb_object_agg(b.reason, b.bypasses)
+                      FILTER (WHERE b.reason OPERATOR(pg_catalog.<>) 'refused_plans') AS bypass_reasons,
+                    pg_catalog.sum(b.bypasses) FILTER (WHERE b.reason OPERATOR(pg_catalog.=) 'refused_plans')::bigint
+                      AS refused_plans
                FROM @extschema@.bypass_reasons() b
               GROUP BY b.dbid, b.cache_name) r ON r.dbid = s.dbid AND r.cache_name = s.cache_name;
 
@@ -163,7 +172,7 @@ SELECT s.query_id, s.cache_name, s.query, s.max_staleness, s.stale_on_error, s.e
             THEN 'a table it reads was dropped' ELSE 'serving' END AS state,
        COALESCE(st.calls, 0) AS calls, COALESCE(st.hits, 0) AS hits, COALESCE(st.misses, 0) AS misses,
        COALESCE(st.computations, 0) AS computations, COALESCE(st.bypasses, 0) AS bypasses,
-       COALESCE(st.bypass_reasons, '{}') AS bypass_reasons,
+       COALESCE(st.bypass_reasons, '{}') AS bypass_reasons, COALESCE(st.refused_plans, 0) AS refused_plans,
        COALESCE(st.stale_hits, 0) AS stale_hits, COALESCE(st.entries, 0) AS entries,
        COALESCE(st.mean_compute_ms, 0) AS mean_compute_ms,
        -- each hit saved about one computation's time

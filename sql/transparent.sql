@@ -160,7 +160,7 @@ SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
 ALTER FUNCTION tr_double(int) IMMUTABLE;
 SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
 SELECT tr_double(id) AS v FROM tr_items WHERE id = 2;
-SELECT calls, hits, bypass_reasons FROM memo.registered_statements WHERE cache_name = 'tr.refused';
+SELECT calls, hits, bypass_reasons, refused_plans FROM memo.registered_statements WHERE cache_name = 'tr.refused';
 
 -- A kept plan does not outlive a change to what it reads: after the
 -- column's type changed, the same text (the same query identifier) is
@@ -186,7 +186,7 @@ RESET pg_memo.serve_statements;
 -- Why calls bypassed the cache: the REPEATABLE READ transaction and the
 -- writer's own transaction above, the function that reads an unwatched
 -- table.
-SELECT cache_name, state, calls > 0 AS called, hits > 0 AS hit, bypasses, bypass_reasons
+SELECT cache_name, state, calls > 0 AS called, hits > 0 AS hit, bypasses, bypass_reasons, refused_plans
   FROM memo.registered_statements WHERE cache_name LIKE 'tr.%' ORDER BY cache_name;
 
 -- Unregistering reaches prepared statements: planned again, not served.

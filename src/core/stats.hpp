@@ -44,9 +44,10 @@ enum Counter : int {
     kStaleHits,        // older answers served under pg_memo.max_staleness
     kStaleOnErrorHits, // older answers served for a failed computation (pg_memo.stale_on_error)
     kErrorHits,        // remembered errors raised again (pg_memo.error_ttl)
-    // Bypasses by reason (each also counts in kBypasses), then the
-    // plannings of a registered statement refused (not calls: a prepared
-    // statement's plan is refused once and runs as without pg_memo).
+    // Bypasses by reason (each also counts in kBypasses, both once the
+    // computation succeeded), then the plannings of a registered statement
+    // refused (not calls: a generic plan is refused once, a statement
+    // planned at every execution each time).
     kBypassDisabled,           // pg_memo.enabled = off
     kBypassTransactionSnapshot,// REPEATABLE READ or SERIALIZABLE
     kBypassStandby,            // a standby that does not serve (wal_records.hpp)
@@ -55,7 +56,8 @@ enum Counter : int {
     kBypassParallelWorker,     // called in a parallel worker
     kBypassOwnWrites,          // this transaction wrote what the result depends on
     kBypassTriggersDisabled,   // computed, not stored: a watched table's trigger is not ALWAYS
-    kBypassCatalogsChanging,   // computed, not stored: catalog changes arrived meanwhile
+    kBypassCatalogsChanging,   // computed, not stored: catalog changes arrived meanwhile, or
+                               // the search path changed since the call was keyed
     kBypassNotWatched,         // computed, not stored: it reads an unwatched table
     kBypassReadsUnnamed,       // computed, not stored: its functions read what its text does not name
     kRefusedPlans,             // plannings of a registered statement refused

@@ -254,8 +254,9 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
 
 }  // namespace
 
-Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bool bypass, uint64_t *pinned,
-                         bool wait_for_commits) {
+Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Counter bypass_reason,
+                         uint64_t *pinned, bool wait_for_commits) {
+    bool bypass = bypass_reason != kCounterCount;
     Shared &sh = shared_state();
     if (pinned) *pinned = 0;
     Analysis analysis{};
@@ -271,7 +272,7 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, bo
 
     if (!storable(analysis, bypass)) {
         sh.stats.add(slot, kBypasses);
-        if (!bypass) sh.stats.add(slot, unstored_reason(analysis));  // a bypass's caller counted its own
+        sh.stats.add(slot, bypass ? bypass_reason : unstored_reason(analysis));
     } else {
         sh.stats.add(slot, kMisses);
         store_result(sh, slot, key, analysis, r, pinned);

@@ -7,13 +7,15 @@
 namespace pgmemo {
 
 // Computes the call uncached, counts it, and stores the result unless
-// bypass is set or the result may not be cached. With pinned, a stored
+// bypass_reason is a bypass counter (kCounterCount: none; counted with
+// kBypasses once the computation succeeded) or the result may not be
+// cached. With pinned, a stored
 // entry stays pinned for a flight's waiters (*pinned = 0 when not stored).
 // Without wait_for_commits it does not wait for commits in progress (the
 // call has already waited for them, through the flights it joined).
 // The order that makes the stored entry correct is stated and kept in
 // compute.cpp.
-Result compute_and_store(const Call &call, const Encoded &key, uint32_t stats_slot, bool bypass,
+Result compute_and_store(const Call &call, const Encoded &key, uint32_t stats_slot, Counter bypass_reason,
                          uint64_t *pinned, bool wait_for_commits = true);
 
 }  // namespace pgmemo

@@ -251,7 +251,7 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         // not run again, or pg_memo.error_ttl would admit an execution per
         // such caller.
         raise_if_remembered(key, stats_slot);
-        r = compute_and_store(call, key, stats_slot, false, &pinned);
+        r = compute_and_store(call, key, stats_slot, kCounterCount, &pinned);
     }
     PG_CATCH();
     {
@@ -427,7 +427,7 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         if (wait_until_settled(stats_slot, wait_start, &settled) == WaitOutcome::TimedOut) {
             sh.stats.add(stats_slot, kWaitTimeouts);
             leave_flight();
-            return compute_and_store(call, key, stats_slot, false, nullptr, !flew_again_for_commit);
+            return compute_and_store(call, key, stats_slot, kCounterCount, nullptr, !flew_again_for_commit);
         }
         if (settled.took_over) {
             sh.stats.add(stats_slot, kTakeovers);
@@ -458,7 +458,7 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         leave_flight();
         break;
     }
-    return compute_and_store(call, key, stats_slot, false, nullptr, !flew_again_for_commit);
+    return compute_and_store(call, key, stats_slot, kCounterCount, nullptr, !flew_again_for_commit);
 }
 
 }  // namespace pgmemo

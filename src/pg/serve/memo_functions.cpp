@@ -82,12 +82,9 @@ Result run_miss_path(void *arg) {
     // as a failed computation would be (stale_on_error may answer it).
     raise_if_remembered(m.key, m.slot);
     bool own_writes_hidden = status == LookupStatus::OwnWrites;
-    if (own_writes_hidden) {
-        last_served = Served::Bypassed;
-        sh.stats.add(m.slot, kBypassOwnWrites);
-    }
+    if (own_writes_hidden) last_served = Served::Bypassed;
     if (!own_writes_hidden && flights_usable(m.key)) return memoize_in_flight(m.call, m.key, m.slot);
-    return compute_and_store(m.call, m.key, m.slot, own_writes_hidden, nullptr);
+    return compute_and_store(m.call, m.key, m.slot, own_writes_hidden ? kBypassOwnWrites : kCounterCount, nullptr);
 }
 
 // Under max_staleness, with an older answer in the bound: served at once,
@@ -151,9 +148,8 @@ Result memoize(const Call &call) {
     Encoded key = encode_call(call);
 
     if (bypass != kCounterCount) {
-        sh.stats.add(slot, bypass);
         last_served = Served::Bypassed;
-        return compute_and_store(call, key, slot, true, nullptr);
+        return compute_and_store(call, key, slot, bypass, nullptr);
     }
 
     CopyOutSink sink;
