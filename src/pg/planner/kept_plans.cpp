@@ -66,6 +66,8 @@ void forget(KeptPlan &k) {
 
 }  // namespace
 
+KeptPlanEpoch kept_plan_epoch() { return KeptPlanEpoch{SharedInvalidMessageCounter, registry_version()}; }
+
 bool find_kept_plan(const KeptPlanKey &key, PlannedStmt **plan) {
     *plan = nullptr;
     if (transaction_changed_catalogs()) return false;
@@ -85,7 +87,7 @@ bool find_kept_plan(const KeptPlanKey &key, PlannedStmt **plan) {
 namespace {
 
 // Keeps for key what stmt holds of the pg_memo node, or a refusal.
-void keep(const KeptPlanKey &key, const PlannedStmt *stmt) {
+void keep(const KeptPlanKey &key, const PlannedStmt *stmt, const KeptPlanEpoch &epoch) {
     if (transaction_changed_catalogs()) return;
     Lookup l = lookup_of(key);
     KeptPlan *slot = nullptr;
@@ -118,14 +120,16 @@ void keep(const KeptPlanKey &key, const PlannedStmt *stmt) {
     slot->userid = GetUserId();
     memcpy(slot->path, l.path, sizeof(Oid) * l.path_len);
     slot->path_len = l.path_len;
-    slot->invalidations = SharedInvalidMessageCounter;
-    slot->registrations = registry_version();
+    slot->invalidations = epoch.invalidations;
+    slot->registrations = epoch.registrations;
 }
 
 }  // namespace
 
-void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt) { keep(key, stmt); }
+void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt, const KeptPlanEpoch &epoch) {
+    keep(key, stmt, epoch);
+}
 
-void keep_refusal(const KeptPlanKey &key) { keep(key, nullptr); }
+void keep_refusal(const KeptPlanKey &key, const KeptPlanEpoch &epoch) { keep(key, nullptr, epoch); }
 
 }  // namespace pgmemo

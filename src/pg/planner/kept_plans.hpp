@@ -27,15 +27,25 @@ struct KeptPlanKey {
     int cursor_options;
 };
 
+// What a kept plan is valid for: no invalidation received and the same
+// registrations as when it was taken. Taken before the statement is
+// checked and planned, which may receive invalidations themselves.
+struct KeptPlanEpoch {
+    uint64 invalidations;  // SharedInvalidMessageCounter
+    uint64 registrations;  // registry_version()
+};
+KeptPlanEpoch kept_plan_epoch();
+
 // Whether a plan or a refusal is kept for key: a copy of the plan in the
 // current memory context in *plan, or nullptr for a refusal.
 bool find_kept_plan(const KeptPlanKey &key, PlannedStmt **plan);
 
-// Keeps a copy of stmt (a plan whose top is the pg_memo node) for key.
-void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt);
+// Keeps a copy of stmt (a plan whose top is the pg_memo node) for key,
+// valid while epoch holds.
+void keep_plan(const KeptPlanKey &key, const PlannedStmt *stmt, const KeptPlanEpoch &epoch);
 
 // Keeps that pg_memo refused the statement (planned as without pg_memo):
 // safe to keep, since a refusal serves nothing.
-void keep_refusal(const KeptPlanKey &key);
+void keep_refusal(const KeptPlanKey &key, const KeptPlanEpoch &epoch);
 
 }  // namespace pgmemo

@@ -133,15 +133,19 @@ void count_refusal(const Registration &r) {
     shared_state().stats.add(stats_slot_for(r.cache_name, strlen(r.cache_name)), kRefusedPlans);
 }
 
-// Whether a registration serves this statement: if so, a copy of it in
-// *out (planning may read the registry again, which frees what it held)
-// and the text it is served by in *text. A plan kept for the statement's
-// text comes back in *kept (no check, no planning); otherwise *keep_as
-// says whether the plan made may be kept, and under which text. A
-// refusal is kept too, so that a statement planned at every execution is
-// not checked again each time.
-bool serving_registration(Query *parse, const char *source, int cursor_options, Registration *out,
-                          const char **text, PlannedStmt **kept, const char **keep_as) {
+// What the planner hook found for a statement.
+struct Serving {
+    Registration registration;  // a copy: planning may read the registry again, which frees what it held
+    const char *text;           // the text it is served by
+    PlannedStmt *kept;          // a plan kept for the text: no check, no planning
+    const char *keep_as;        // otherwise, the text the plan made may be kept under, or nullptr
+    KeptPlanEpoch epoch;        // what a plan or a refusal kept now is valid for
+};
+
+// Whether a registration serves this statement (filling *s). A refusal is
+// kept like a plan, so that a statement planned at every execution is not
+// checked again each time.
+bool serving_registration(Query *parse, const char *source, int cursor_options, Serving *s) {
     if (!guc_enabled || !guc_serve_statements || parse->commandType != CMD_SELECT || parse->utilityStmt ||
         !top_level(source) || observing_computation() || !any_registrations() || !reads_registered(parse))
         return false;
@@ -149,39 +153,44 @@ bool serving_registration(Query *parse, const char *source, int cursor_options, 
     c.query_id = compat_query_id(parse, source);
     const Registration *found = find_registration(c.query_id);
     if (!found) return false;
-    *out = *found;
-    out->cache_name = pstrdup(found->cache_name);
+    // A name memo.statements' check should have refused (63 bytes at
+    // most): never served, and planning must not fail for it.
+    if (strlen(found->cache_name) > kMaxCacheNameLen) return false;
+    s->epoch = kept_plan_epoch();
+    s->registration = *found;
+    s->registration.cache_name = pstrdup(found->cache_name);
     c.text = statement_source(source, parse, &c.after_prefix);
-    if (!c.text) return false;
+    if (!c.text) {
+        count_refusal(s->registration);
+        return false;
+    }
     // EXPLAIN, DECLARE and PREPARE are planned once; EXPLAIN shows the
     // plan PostgreSQL makes now, which a kept plan does not hold.
     KeptPlanKey key{c.text, c.query_id, cursor_options};
     if (!c.after_prefix) {
-        if (find_kept_plan(key, kept)) {
-            if (!*kept) count_refusal(*out);
-            return *kept != nullptr;
+        if (find_kept_plan(key, &s->kept)) {
+            if (!s->kept) count_refusal(s->registration);
+            return s->kept != nullptr;
         }
-        *keep_as = c.text;
+        s->keep_as = c.text;
     }
     ErrorData *refusal = error_of_subtransaction(check_candidate, &c);
     if (refusal) {
         if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
-        ereport(DEBUG1, (errmsg_internal("pg_memo does not serve registered statement %s: %s", out->cache_name,
-                                         refusal->message)));
-        count_refusal(*out);
-        if (!c.after_prefix) keep_refusal(key);
+        ereport(DEBUG1, (errmsg_internal("pg_memo does not serve registered statement %s: %s",
+                                         s->registration.cache_name, refusal->message)));
+        count_refusal(s->registration);
+        if (!c.after_prefix) keep_refusal(key, s->epoch);
         return false;
     }
-    *text = c.text;
+    s->text = c.text;
     return true;
 }
 
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
-    const char *text = nullptr, *keep_as = nullptr;
-    PlannedStmt *kept = nullptr;
-    Registration registration{};
-    bool serving = serving_registration(parse, source, cursor_options, &registration, &text, &kept, &keep_as);
-    if (kept) return kept;
+    Serving s{};
+    bool serving = serving_registration(parse, source, cursor_options, &s);
+    if (s.kept) return s.kept;
     PlannedStmt *stmt;
     planner_depth++;
     PG_TRY();
@@ -198,11 +207,11 @@ PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options
     Oid table = statements_table();
     if (OidIsValid(table)) stmt->relationOids = lappend_oid(stmt->relationOids, table);
     if (serving) {
-        stmt->planTree = memo_scan_over(stmt->planTree, registration, text);
+        stmt->planTree = memo_scan_over(stmt->planTree, s.registration, s.text);
         // The child runs only inside a computation, which plans its own.
         stmt->parallelModeNeeded = false;
         stmt->jitFlags = 0;
-        if (keep_as) keep_plan(KeptPlanKey{keep_as, registration.query_id, cursor_options}, stmt);
+        if (s.keep_as) keep_plan(KeptPlanKey{s.keep_as, s.registration.query_id, cursor_options}, stmt, s.epoch);
     }
     return stmt;
 }
