@@ -54,6 +54,7 @@ SELECT memo.cache_statement('SELECT id FROM reg_items WHERE random() < 0.5');
 SELECT memo.cache_statement('SELECT id FROM reg_items FOR UPDATE');
 SELECT memo.cache_statement('SELECT id FROM reg_items', max_staleness => '-1 second');
 SELECT memo.cache_statement('SELECT id FROM reg_items', cache_name => '');
+SELECT memo.cache_statement('SELECT id FROM reg_items', cache_name => repeat('x', 64));
 SELECT memo.cache_statement(NULL::text);
 SELECT memo.cache_statement(12345);
 

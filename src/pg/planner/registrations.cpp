@@ -5,6 +5,7 @@
 // superuser or the owner of every relation it reads; registering changes no
 // privilege. The planner's side is planner/README.md's plan.
 #include "call.hpp"
+#include "shared_state.hpp"
 #include "compat.hpp"
 #include "compute/analysis.hpp"
 #include "compute/query_errors.hpp"
@@ -174,8 +175,7 @@ Datum register_statement(FunctionCallInfo fcinfo, const CheckedStatement &s) {
     check_not_negative(fcinfo, 4, "error_ttl");
     text *cache_name = PG_ARGISNULL(1) ? cstring_to_text(psprintf("statement.%lld", (long long)int64(s.query_id)))
                                        : PG_GETARG_TEXT_PP(1);
-    if (VARSIZE_ANY_EXHDR(cache_name) == 0)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("cache_name must not be empty")));
+    (void)stats_slot_for(VARDATA_ANY(cache_name), VARSIZE_ANY_EXHDR(cache_name));  // 22023 unless 1 to 63 bytes
     Datum *relids = static_cast<Datum *>(palloc(sizeof(Datum) * (s.analysis.nrelids + 1)));
     for (uint32_t i = 0; i < s.analysis.nrelids; i++) relids[i] = ObjectIdGetDatum(s.analysis.relids[i]);
     ArrayType *relations = construct_array(relids, int(s.analysis.nrelids), REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT);
