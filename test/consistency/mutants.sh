@@ -127,7 +127,7 @@ kept_plan_outlives_ddl() {
     's/return k\.invalidations == SharedInvalidMessageCounter && k\.registrations == registry_version\(\);/return k.registrations == registry_version();/'
 }
 replay_no_bump() {
-  mutate "$1/src/pg/durability/wal_records.cpp" 's/if \(committed\) \{(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed) {$1/'
+  mutate "$1/src/pg/durability/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'
 }
 
 # A copy of the sources: the commit HEAD was at the start, for a run (later

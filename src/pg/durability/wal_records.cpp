@@ -31,6 +31,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include <algorithm>
 #include <atomic>
 #include <sys/stat.h>
 #include <cstring>
@@ -102,16 +103,17 @@ void (*dbase_redo_of_postgres)(XLogReaderState *) = nullptr;
 // transactions this server inherited).
 void (*after_archive_recovery)() = nullptr;
 
-void finish(uint32_t i, bool committed, TimestampTz at) {
+// Ends pending announcement i; returns how many counters it bumped.
+uint32_t finish(uint32_t i, bool committed, TimestampTz at) {
     Shared &sh = shared_state();
     Pending &p = pending[i];
-    if (committed) {
+    uint32_t bumped = committed ? p.nslots : 0;
+    if (committed)
         for (uint32_t s = 0; s < p.nslots; s++) sh.gens.bump(p.slots[s], at);
-        count_commit_bumps(p.nslots);
-    }
     for (uint32_t s = 0; s < p.nslots; s++) sh.gens.end_commit(p.slots[s]);
     pfree(p.slots);
     p = pending[--npending];
+    return bumped;
 }
 
 void start_serving() {
@@ -144,14 +146,16 @@ void stop_serving(const char *detail) {
 // made one.
 void settle(TransactionId xid, bool committed, TimestampTz at) {
     bool announced = false;
+    uint32_t bumped = 0;
     // Every announcement of it: COMMIT PREPARED may have been tried twice.
     for (uint32_t i = 0; i < npending;)
         if (pending[i].xid == xid) {
-            finish(i, committed, at);
+            bumped = std::max(bumped, finish(i, committed, at));
             announced = true;
         } else {
             i++;
         }
+    count_commit_bumps(bumped);  // one commit, however many announcements
     if (announced || !committed || !TransactionIdIsValid(serving_horizon)) return;
     if (TransactionIdPrecedes(xid, serving_horizon)) {
         // Its BEGIN may lie before where this replay began: every entry
