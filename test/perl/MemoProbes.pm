@@ -178,6 +178,14 @@ sub adversarial_probes {
             kind   => 'list', query => 'SELECT x FROM adv_cl LIMIT 2', cols => 'x int',
             change => 'CLUSTER adv_cl USING adv_cl_desc;' },
 
+        # A table rewritten by a column type change that keeps the type and
+        # changes every value: through a registered statement, a plan kept
+        # for the text (the reader sessions' simple protocol) must not outlive it.
+        {   name   => 'ddl.column_rewritten_by_type_change',
+            setup  => tab('adv_rw', 5),
+            kind   => 'list', query => 'SELECT x FROM adv_rw ORDER BY x', cols => 'x int',
+            change => 'ALTER TABLE adv_rw ALTER COLUMN x TYPE int USING x * 2;' },
+
         {   name   => 'ddl.attach_two_level_partition',
             setup  => q{
               CREATE TABLE adv_ml (k int) PARTITION BY RANGE (k);
