@@ -237,3 +237,165 @@ $f$;
 
 COMMENT ON FUNCTION @extschema@.candidates(integer) IS
 'The statements pg_stat_statements ranks highest by total time, with whether memo.cache_statement would take each and why not';
+
+-------------------------------------------------------------------------------
+-- Scopes (docs/consistency.md, "Scopes"): memo.watch names a table's scope
+-- columns, which its delta triggers carry as arguments (attribute numbers,
+-- so a rename keeps them); memo.watched shows them.
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.scope_column(rel regclass, column_name text)
+RETURNS smallint
+LANGUAGE C STRICT STABLE
+AS 'MODULE_PATHNAME', 'pg_memo_scope_column';
+
+COMMENT ON FUNCTION @extschema@.scope_column(regclass, text) IS
+'Helper of memo.watch: the attribute number of a column that can be a scope column (its type, or its element type, has a default hash operator class), or an error';
+
+CREATE FUNCTION @extschema@.scope_columns(rel regclass)
+RETURNS name[]
+LANGUAGE C STRICT STABLE
+AS 'MODULE_PATHNAME', 'pg_memo_scope_columns';
+
+COMMENT ON FUNCTION @extschema@.scope_columns(regclass) IS
+'The scope columns readers of the table use: those its three delta triggers name alike (empty if none)';
+
+-- A new signature beside 1.1's: with defaults on both, memo.watch(rel,
+-- true) would match two functions. Scope columns need deltas, so deltas
+-- has no default here; memo.watch(rel[, deltas]) calls this one.
+CREATE FUNCTION @extschema@.watch(rel regclass, deltas boolean, scope_columns text[])
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog
+AS $$
+DECLARE
+    target oid;
+    existing oid;
+    existing_parent oid;
+    ours boolean;
+    scope_args text;
+BEGIN
+    IF coalesce(cardinality(scope_columns), 0) > 0 AND NOT deltas THEN
+        RAISE EXCEPTION 'scope columns need deltas'
+            USING ERRCODE = '22023',
+                  DETAIL = 'A write bumps the scopes of the rows its delta triggers capture.',
+                  HINT = 'Watch it with deltas: memo.watch(rel, deltas => true, scope_columns => ...).';
+    END IF;
+    IF cardinality(scope_columns) > 8 THEN
+        RAISE EXCEPTION 'a table has at most 8 scope columns' USING ERRCODE = '54000';
+    END IF;
+    -- Partitioned tables before their partitions: a look-alike row trigger
+    -- on a partitioned table is cloned to its partitions, and dropping it
+    -- there drops the clones too.
+    FOR target IN SELECT w.relid FROM @extschema@.watch_targets(rel) w
+                   ORDER BY (SELECT count(*) FROM pg_partition_ancestors(w.relid)) LOOP
+        IF NOT pg_has_role((SELECT relowner FROM pg_class WHERE oid = target), 'USAGE') THEN
+            RAISE EXCEPTION 'must be owner of table %', target::regclass USING ERRCODE = '42501';
+        END IF;
+        IF (SELECT relkind FROM pg_class WHERE oid = target) = 'f' THEN
+            RAISE EXCEPTION 'partition % is a foreign table', target::regclass
+                USING ERRCODE = '42809', DETAIL = 'Writes to it happen elsewhere and fire no trigger here.';
+        END IF;
+        SELECT t.oid, t.tgparentid INTO existing, existing_parent
+          FROM pg_trigger t WHERE t.tgrelid = target AND t.tgname = 'pg_memo_invalidate';
+        ours := FOUND AND coalesce(@extschema@.is_watch_trigger(existing), false);
+        IF existing IS NOT NULL AND NOT ours THEN
+            IF existing_parent <> 0 THEN
+                -- A clone of a partitioned table's row trigger cannot be
+                -- dropped on its own. Had that table been a target here, it
+                -- would have come first and its drop removed the clone.
+                RAISE EXCEPTION 'table % has a trigger named pg_memo_invalidate that is not pg_memo''s',
+                                target::regclass
+                    USING ERRCODE = '42710',
+                          DETAIL = format('It is a clone of trigger pg_memo_invalidate on table %s.',
+                                          (SELECT p.tgrelid::regclass FROM pg_trigger p
+                                            WHERE p.oid = existing_parent)),
+                          HINT = 'Watch that table (as its owner), which replaces the trigger there and in its partitions.';
+            END IF;
+            RAISE NOTICE 'replaced a trigger named pg_memo_invalidate on table % that was not pg_memo''s',
+                         target::regclass
+                USING DETAIL = format('It was: %s', pg_get_triggerdef(existing));
+            EXECUTE format('DROP TRIGGER pg_memo_invalidate ON %s', target::regclass);
+        END IF;
+        IF NOT ours THEN
+            -- BEFORE: a memo call inside the writing statement itself must
+            -- already know that this transaction writes the table.
+            EXECUTE format('CREATE TRIGGER pg_memo_invalidate '
+                           'BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s '
+                           'FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.invalidation_trigger()',
+                           target::regclass);
+        END IF;
+        -- ALWAYS: sessions with session_replication_role = replica write
+        -- too. Re-watching also re-enables a disabled trigger.
+        EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER pg_memo_invalidate', target::regclass);
+
+        -- The delta triggers, made anew each time (a trigger of their name
+        -- that a role with the TRIGGER privilege planted is replaced), or
+        -- removed. What a write captured is checked at its commit whatever
+        -- triggers there are (src/pg/deltas/delta_capture.cpp).
+        PERFORM @extschema@.drop_delta_triggers(target);
+        IF deltas THEN
+            IF (SELECT relkind FROM pg_class WHERE oid = target) <> 'r'
+               OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = target OR inhparent = target) THEN
+                RAISE EXCEPTION 'pg_memo keeps deltas only for tables without partitions or inheritance'
+                    USING ERRCODE = '0A000',
+                          DETAIL = format('%s is partitioned, a partition, or in an inheritance tree.', target::regclass),
+                          HINT = 'Watch it without deltas: memo.watch(rel).';
+            END IF;
+            -- The scope columns' attribute numbers, each checked, once each.
+            SELECT string_agg(quote_literal(n::text), ', ' ORDER BY first_at)
+              INTO scope_args
+              FROM (SELECT @extschema@.scope_column(target, c) AS n, min(i) AS first_at
+                      FROM unnest(scope_columns) WITH ORDINALITY AS s(c, i)
+                     GROUP BY 1) numbers;
+            scope_args := coalesce(scope_args, '');
+            EXECUTE format('CREATE TRIGGER pg_memo_delta_insert AFTER INSERT ON %s '
+                           'REFERENCING NEW TABLE AS pg_memo_new '
+                           'FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.delta_trigger(%s)',
+                           target::regclass, scope_args);
+            EXECUTE format('CREATE TRIGGER pg_memo_delta_update AFTER UPDATE ON %s '
+                           'REFERENCING OLD TABLE AS pg_memo_old NEW TABLE AS pg_memo_new '
+                           'FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.delta_trigger(%s)',
+                           target::regclass, scope_args);
+            EXECUTE format('CREATE TRIGGER pg_memo_delta_delete AFTER DELETE ON %s '
+                           'REFERENCING OLD TABLE AS pg_memo_old '
+                           'FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.delta_trigger(%s)',
+                           target::regclass, scope_args);
+            EXECUTE format('ALTER TABLE %1$s ENABLE ALWAYS TRIGGER pg_memo_delta_insert, '
+                           'ENABLE ALWAYS TRIGGER pg_memo_delta_update, '
+                           'ENABLE ALWAYS TRIGGER pg_memo_delta_delete', target::regclass);
+        END IF;
+
+        -- Writes this transaction made before watching fired no trigger: it
+        -- must not store results containing them.
+        PERFORM @extschema@.invalidate(target);
+    END LOOP;
+END;
+$$;
+
+COMMENT ON FUNCTION @extschema@.watch(regclass, boolean, text[]) IS
+'Installs the invalidation trigger on a table and its partitions, replacing any other trigger of its name, and with deltas the delta triggers, which carry its scope columns; idempotent';
+
+CREATE OR REPLACE FUNCTION @extschema@.watch(rel regclass, deltas boolean DEFAULT false)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog
+AS $$ SELECT @extschema@.watch(rel, deltas, NULL::text[]) $$;
+
+COMMENT ON FUNCTION @extschema@.watch(regclass, boolean) IS
+'Installs the invalidation trigger on a table and its partitions, replacing any other trigger of its name, and with deltas the delta triggers (without scope columns); idempotent';
+
+CREATE OR REPLACE VIEW @extschema@.watched AS
+SELECT t.tgrelid::regclass AS table_name,
+       @extschema@.generation(t.tgrelid) AS generation,
+       t.tgenabled = 'A' AS triggers_enabled,
+       CASE t.tgenabled WHEN 'A' THEN 'always' WHEN 'O' THEN 'origin'
+                        WHEN 'R' THEN 'replica' WHEN 'D' THEN 'disabled' END AS trigger_mode,
+       (SELECT count(*) = 3 FROM pg_catalog.pg_trigger d
+         WHERE d.tgrelid = t.tgrelid AND d.tgenabled = 'A'
+           AND d.tgfoid = '@extschema@.delta_trigger()'::pg_catalog.regprocedure) AS deltas,
+       @extschema@.scope_columns(t.tgrelid) AS scope_columns
+  FROM pg_catalog.pg_trigger t
+ WHERE t.tgname = 'pg_memo_invalidate'
+   AND t.tgfoid = '@extschema@.invalidation_trigger()'::pg_catalog.regprocedure
+   AND @extschema@.is_watch_trigger(t.oid);

@@ -228,8 +228,8 @@ SELECT extversion FROM pg_extension WHERE extname = 'pg_memo_directory';
 SELECT to_regprocedure('directory.cached_count_employees(bigint, jsonb)') AS companion_in_1_0;
 ALTER EXTENSION pg_memo_directory UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pg_memo_directory';
--- 1.1 watches the table with deltas.
-SELECT deltas FROM memo.watched WHERE table_name = 'directory.employees'::regclass;
+-- 1.1 watches the table with deltas, 1.2 with the scope column path.
+SELECT deltas, scope_columns FROM memo.watched WHERE table_name = 'directory.employees'::regclass;
 -- The same function as a fresh 1.1 install makes, a member of the extension.
 SELECT md5(pg_get_functiondef('directory.cached_count_employees(bigint, jsonb)'::regprocedure)) = :'fresh_definition'
          AS same_as_fresh,

@@ -38,6 +38,11 @@ enum class GenerationKind : uint32_t {
     StandbyReplay = 7, // cluster-wide (database 0, object id 0), on a standby only:
                        // announced while the standby does not serve, bumped
                        // when it starts to (src/pg/durability/wal_records.hpp)
+    Scope = 8,     // the rows of a table whose scope column holds one value, by a
+                   // hash of (table, column, value): bumped by row writes whose
+                   // old or new rows hold it (docs/consistency.md, "Scopes")
+    AnyScope = 9,  // every scope of a table, by pg_class OID: bumped by the writes
+                   // that cannot name their scopes (TRUNCATE, DDL, bulk statements)
 };
 
 // One dependency of a cache entry: which counter, and its value when read.
@@ -63,6 +68,18 @@ constexpr uint32_t kDeltaStamp = 1;
 // the same question, which a caller may accept within a bound
 // (pg_memo.max_staleness, pg_memo.stale_on_error).
 constexpr uint32_t kDataStamp = 2;
+
+// On a scoped entry's Relation stamp (docs/consistency.md, "Scopes"): not a
+// dependency (writes to other scopes move it), only the position its deltas
+// are read from. Checks and waits skip it; carrying reads its records.
+constexpr uint32_t kCarryPosition = 4;
+
+// On a Scope stamp: its counter never has delta records of its own; the
+// writes that moved it have theirs on the table's Relation counter.
+constexpr uint32_t kScopeStamp = 8;
+
+// Whether a stamp guards the entry: moved, it is stale; announced, hidden.
+inline bool guards(const DepStamp &d) noexcept { return !(d.flags & kCarryPosition); }
 
 inline bool kept_by_deltas(const DepStamp *deps, uint32_t ndeps) noexcept {
     for (uint32_t i = 0; i < ndeps; i++)
@@ -121,7 +138,7 @@ public:
 
     bool any_commit_pending(const DepStamp *deps, uint32_t ndeps) const noexcept {
         for (uint32_t i = 0; i < ndeps; i++)
-            if (commit_pending(deps[i].slot)) return true;
+            if (guards(deps[i]) && commit_pending(deps[i].slot)) return true;
         return false;
     }
 
@@ -134,6 +151,7 @@ public:
     StampState check(const DepStamp *deps, uint32_t ndeps) const noexcept {
         StampState state = StampState::Current;
         for (uint32_t i = 0; i < ndeps; i++) {
+            if (!guards(deps[i])) continue;
             bool pending = commit_pending(deps[i].slot);
             if (read(deps[i].slot) != deps[i].generation) return StampState::Stale;
             if (pending) state = StampState::CommitPending;

@@ -151,6 +151,7 @@ StaleInfo Store::stale_info(const Entry *e) const noexcept {
     Micros first_bump = INT64_MAX;
     for (uint32_t i = 0; i < e->ndeps; i++) {
         const DepStamp &d = e->deps()[i];
+        if (!guards(d)) continue;
         bool pending = gens_.commit_pending(d.slot);
         bool moved = gens_.read(d.slot) != d.generation;
         if (!moved && !pending) continue;

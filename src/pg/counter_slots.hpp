@@ -9,6 +9,7 @@
 
 extern "C" {
 #include "miscadmin.h"
+#include "common/hashfn.h"
 }
 
 namespace pgmemo {
@@ -37,6 +38,18 @@ inline uint32_t names_slot() { return Generations::slot_of(MyDatabaseId, Generat
 
 // Roles and memberships, cluster-wide.
 inline uint32_t roles_slot() { return Generations::slot_of(InvalidOid, GenerationKind::Roles, 0); }
+
+// The rows of relid whose scope column attnum holds the value whose hash is
+// value_hash (scopes.hpp). A collision only shares a counter.
+inline uint32_t scope_slot(Oid relid, AttrNumber attnum, uint32_t value_hash) {
+    uint32_t object = hash_combine(hash_combine(uint32_t(relid), uint32_t(attnum)), value_hash);
+    return Generations::slot_of(MyDatabaseId, GenerationKind::Scope, object);
+}
+
+// Every scope of relid: for the writes that cannot name theirs.
+inline uint32_t any_scope_slot(Oid relid) {
+    return Generations::slot_of(MyDatabaseId, GenerationKind::AnyScope, relid);
+}
 
 // A standby's replay of commits without records of their own.
 inline uint32_t standby_replay_slot() {

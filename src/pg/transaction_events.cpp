@@ -4,9 +4,11 @@
 // subsystems in this order (the commit protocol's steps are
 // invalidation.hpp's; docs/consistency.md, "Writers", argues the order):
 //   PRE_COMMIT    catalog changes marked (catalog_changes.hpp), an apply
-//                 worker's tables marked, delta records reserved
-//                 (delta_capture.hpp), the commit announced (WAL: BEGIN)
-//   PRE_PREPARE   catalog changes marked, the marks saved in the prepared
+//                 worker's tables marked, the scopes of uncaptured writes
+//                 marked and delta records reserved (delta_capture.hpp),
+//                 the commit announced (WAL: BEGIN)
+//   PRE_PREPARE   catalog changes marked, the scopes of uncaptured writes
+//                 marked, the marks saved in the prepared
 //                 transaction's state file (two_phase.hpp); an apply
 //                 worker's PREPARED record
 //   COMMIT        the bump is due (below); the PREPARE's gid forgotten;
@@ -49,6 +51,7 @@ void memo_xact_callback(XactEvent event, void *) {
             mark_subscription_relations();
             // The records are filled before the commit is announced: the
             // commit then only bumps and links them.
+            mark_scopes_of_uncaptured_writes(coarse_writes());
             reserve_delta_records(coarse_writes());
             announce_commit();
             break;
@@ -59,6 +62,7 @@ void memo_xact_callback(XactEvent event, void *) {
             // entries stay valid. Captured rows are not kept: the bump
             // will be a plain one.
             mark_catalog_changes();
+            mark_scopes_of_uncaptured_writes(coarse_writes());
             save_prepared_marks(GetTopTransactionIdIfAny(), own_writes().slots, own_writes().count);
             // An apply worker's (a two-phase subscription): no file, but a
             // record (wal_records.hpp).

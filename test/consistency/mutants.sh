@@ -48,6 +48,9 @@ replay_no_bump|standby records|tap test/t/013_durability_standby_records.pl|a st
 statement_params_unkeyed|registered statements|regress transparent|a registered statement keyed without its parameters ("Registered statements")
 statement_session_options|registered statements|regress transparent|a session'"'"'s pg_memo.max_staleness reaches a registered statement ("Registered statements")
 kept_plan_outlives_ddl|registered statements|regress transparent|a kept plan used after a catalog change to what it reads ("Registered statements")
+scope_new_rows_only|scopes|checker|a write bumps the scopes of its new rows only, not of the rows it replaced ("Scopes")
+scope_bumped_at_capture|scopes|checker|a write'"'"'s scope counters bumped when its rows are captured, before its commit is visible ("Scopes")
+scope_column_unseen|scopes|regress scopes|a writer marks its first scope column only, though readers depend on all ("Scopes")
 '
 field() { awk -F'|' -v n="$2" -v f="$1" '$1 == n { print $f }' <<<"$MUTANT_TABLE"; }
 ALL=$(awk -F'|' 'NF > 1 { print $1 }' <<<"$MUTANT_TABLE" | xargs)
@@ -125,6 +128,16 @@ statement_session_options() {
 kept_plan_outlives_ddl() {
   mutate "$1/src/pg/planner/kept_plans.cpp" \
     's/return k\.invalidations == SharedInvalidMessageCounter && k\.registrations == registry_version\(\);/return k.registrations == registry_version();/'
+}
+scope_new_rows_only() {
+  mutate "$1/src/pg/deltas/delta_capture.cpp" 's/\n\s*mark_row_scopes\(t, rel, \*trigdata->tg_trigger, old_copies\);//'
+}
+scope_bumped_at_capture() {
+  mutate "$1/src/pg/deltas/delta_capture.cpp" \
+    's/mark_rows_written\(scope_slot\(t->relid, attnum, hashes\.values\[i\]\)\);/shared_state().gens.bump(scope_slot(t->relid, attnum, hashes.values[i]), 0);/'
+}
+scope_column_unseen() {
+  mutate "$1/src/pg/deltas/delta_capture.cpp" 's/for \(int c = 0; c < columns\.count && !t->any_scope; c\+\+\)/for (int c = 0; c < 1 \&\& c < columns.count \&\& !t->any_scope; c++)/'
 }
 replay_no_bump() {
   mutate "$1/src/pg/durability/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'

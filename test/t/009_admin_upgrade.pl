@@ -336,6 +336,13 @@ is(sql(q{SELECT has_function_privilege('upg_planter', 'memo.reset()', 'EXECUTE')
         '1.2: a statement registers');
     is(sql(q{SELECT count(*) FROM memo.statements}), '1', '1.2: in memo.statements');
     sql(q{SELECT memo.uncache_statement('SELECT id FROM items WHERE tag = $1')});
+    # 1.2's scope columns on a table watched since 1.0 (scopes.sql has the rest)
+    sql(q{SELECT memo.watch('items', true, '{tag}')});
+    is(sql(q{SELECT scope_columns FROM memo.watched WHERE table_name = 'items'::regclass}), '{tag}',
+       '1.2: memo.watch(items, true, {tag}) on the updated install');
+    is(sql(q{SELECT memo.count('upg.scoped', 'SELECT * FROM items WHERE tag = $1', '{even}')}),
+       sql(q{SELECT count(*) FROM items WHERE tag = 'even'}), '1.2: a scoped count');
+    sql(q{SELECT memo.watch('items', deltas => true)});
 }
 
 # In database $db, over a watched table holding 1 and 2: the count (computed),

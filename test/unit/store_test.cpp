@@ -351,3 +351,30 @@ TEST(Store, BumpTimeIsNotTrustedWhileAnotherCommitIsInProgress) {
     ASSERT_EQ(lookup_stale(t, 16, "q", &info), LookupStatus::StaleCopied);
     EXPECT_EQ(info.invalidated_after, 5'000'000) << "nothing in progress: the one bump's time";
 }
+
+// A scoped entry (docs/consistency.md, "Scopes") keeps its table's Relation
+// stamp only as the position its deltas are read from: writes to other
+// scopes move that counter and announce commits on it, and the entry stays
+// a hit; its scope's counter moving makes it stale; a transaction that
+// wrote the table still bypasses it.
+TEST(Store, ScopedEntryIgnoresItsCarryPosition) {
+    TestStore t(1 << 20);
+    uint32_t table = Generations::slot_of(1, GenerationKind::Relation, 16400);
+    uint32_t scope = Generations::slot_of(1, GenerationKind::Scope, 77);
+    std::vector<DepStamp> deps = {{table, kCarryPosition | kDataStamp, t.gens.read(table)},
+                                  {scope, kScopeStamp | kDataStamp, t.gens.read(scope)}};
+    t.store.insert(parts(5, "team=77", "v", deps), kNoLimit);
+    t.gens.begin_commit(table);
+    EXPECT_EQ(lookup(t, 5, "team=77"), LookupStatus::Hit) << "a commit to another scope in progress";
+    t.gens.bump(table, 0);
+    t.gens.end_commit(table);
+    EXPECT_EQ(lookup(t, 5, "team=77"), LookupStatus::Hit) << "another scope written";
+    uint32_t written[1] = {table};
+    SlotSetView own{written, 1, SlotSetView::filter_bit(table)};
+    EXPECT_EQ(lookup(t, 5, "team=77", nullptr, own), LookupStatus::OwnWrites);
+    t.gens.begin_commit(scope);
+    EXPECT_EQ(lookup(t, 5, "team=77"), LookupStatus::Miss) << "a commit to its scope in progress";
+    t.gens.bump(scope, 0);
+    t.gens.end_commit(scope);
+    EXPECT_EQ(lookup(t, 5, "team=77"), LookupStatus::Stale);
+}

@@ -19,6 +19,29 @@ enum class Uncacheable {
                        // memo call: learned by this computation (learned_reads.hpp)
 };
 
+// A scope an entry can depend on in place of every row of one table
+// (docs/consistency.md, "Scopes"; found by scope_reads.hpp): the WHERE of
+// the one selection that reads the table holds col = v, col IN (...),
+// col = ANY(v), arr @> v or v = ANY(arr) on a scope column.
+struct ScopeRule {
+    static constexpr int kMaxSources = 8;
+    // Where a value comes from: a parameter (its number; an array of values
+    // or one) or a constant, hashed when the statement was analyzed.
+    struct Source {
+        int16 paramid;  // 0: a constant
+        bool is_array;  // the parameter holds an array of the values
+        Oid type;       // the parameter's type
+        uint32 hash;    // a constant's
+    };
+    Oid relid = InvalidOid;  // InvalidOid: no scope
+    AttrNumber attnum = 0;
+    Oid column_type = InvalidOid;
+    Oid collation = InvalidOid;
+    bool needs_every_value = false;  // @>: a row in scope holds every value
+    int nsources = 0;
+    Source sources[kMaxSources];
+};
+
 // What a computed result depends on, and what a hit must re-check.
 struct Analysis {
     DepStamp *deps;  // palloc'd, generations filled in by the miss path
@@ -32,6 +55,7 @@ struct Analysis {
     // When the generations in deps were read (0 until then): every commit the
     // result misses became visible after it (EntryParts::stamped_at).
     TimestampTz stamped_at;
+    ScopeRule scope;  // per statement; its stamps join deps per call
 };
 
 // Checks that query is one cacheable SELECT over watched tables (ERROR if

@@ -13,6 +13,7 @@ extern "C" {
 #include "deltas/delta_qualify.hpp"
 #include "compute/learned_reads.hpp"
 #include "compute/query_errors.hpp"
+#include "compute/scope_reads.hpp"
 #include "compute/statement_cache.hpp"
 
 namespace pgmemo {
@@ -167,6 +168,11 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
     // Deltas carry a selection of one table: a function reading another
     // would change the result without a record for it.
     analysis->delta_relid = learned.n > 0 ? InvalidOid : delta_relation(query, call.kind);
+    // A scope too: a function reading the table would read other scopes.
+    if (learned.n == 0)
+        find_scope(query, analysis);
+    else
+        analysis->scope = ScopeRule{};
     MemoryContextSwitchTo(spi_ctx);
     if (learned.serial_plan) {
         // No parallel workers: the statements a function ran in one were
@@ -198,11 +204,12 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
 
     PreparedStatement *kept = reuse ? find_statement(statement_key, invalidations_seen) : nullptr;
     if (kept) {
+        ParamListInfo params = bind_parameters(call, VarParams{kept->param_types, kept->nparams});
         MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
         copy_analysis(kept->analysis, analysis);
+        add_scope_stamps(analysis, params);
         MemoryContextSwitchTo(spi_ctx);
-        return PreparedQuery{kept->plan, bind_parameters(call, VarParams{kept->param_types, kept->nparams}), kept,
-                             statement_key};
+        return PreparedQuery{kept->plan, params, kept, statement_key};
     }
     // The parser grows this array with repalloc, which keeps it in our
     // context: SPI frees its own execution memory when prepare returns.
@@ -215,6 +222,10 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
     ParamListInfo params = bind_parameters(call, vp);
     if (reuse && analysis->uncacheable == Uncacheable::No)
         kept = keep_statement(statement_key, plan, vp.types, vp.count, *analysis, invalidations_seen);
+    // Per call, after the statement kept its analysis: the values' scopes.
+    MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
+    add_scope_stamps(analysis, params);
+    MemoryContextSwitchTo(spi_ctx);
     return PreparedQuery{plan, params, kept, statement_key};
 }
 

@@ -432,29 +432,43 @@ constexpr int kMaxCarries = 16;
 // Copies, from the delta log, the records of relid on the counters of deps
 // that moved since their stamps, and each counter's current value. False:
 // some value has no record (a write that was not captured, DDL), or there
-// are more than kMaxRecords.
-bool collect_records(const DepStamp *deps, uint32_t ndeps, Oid relid, uint64 *current, List **records) {
+// are more than kMaxRecords, or *busy: a commit is in progress on a carry
+// position. A scope's counter has no records: the writes that moved it have
+// theirs on the carry position, read last and only once no commit is in
+// progress on it, so that every scope bump read here is matched by its
+// commit's record there, in whichever order the commit bumped them
+// (docs/consistency.md, "Scopes").
+bool collect_records(const DepStamp *deps, uint32_t ndeps, Oid relid, uint64 *current, List **records,
+                     bool *busy = nullptr) {
     Shared &sh = shared_state();
     auto **found = static_cast<const DeltaRecord **>(palloc(sizeof(DeltaRecord *) * kMaxRecords));
     bool complete = true;
     LWLockAcquire(delta_lock(), LW_SHARED);
-    for (uint32_t i = 0; i < ndeps && complete; i++) {
-        current[i] = sh.gens.read(deps[i].slot);
-        if (current[i] == deps[i].generation) continue;
-        uint32_t n = 0;
-        if (current[i] < deps[i].generation ||
-            sh.deltas.collect(deps[i].slot, deps[i].generation, current[i], found, kMaxRecords, &n) !=
-                Collected::Complete) {
-            complete = false;
-            break;
-        }
-        for (uint32_t j = 0; j < n; j++) {
-            const DeltaRecord *r = found[j];
-            // Another table's rows on the same counter change nothing here.
-            if (r->relid != relid || r->dbid != MyDatabaseId) continue;
-            auto *copy = static_cast<DeltaRecord *>(palloc(r->length));
-            memcpy(copy, r, r->length);
-            *records = lappend(*records, copy);
+    for (int pass = 0; pass < 2 && complete; pass++) {
+        for (uint32_t i = 0; i < ndeps && complete; i++) {
+            if (guards(deps[i]) != (pass == 0)) continue;
+            if (pass == 1 && sh.gens.commit_pending(deps[i].slot)) {
+                if (busy) *busy = true;
+                complete = false;
+                break;
+            }
+            current[i] = sh.gens.read(deps[i].slot);
+            if (current[i] == deps[i].generation || (deps[i].flags & kScopeStamp)) continue;
+            uint32_t n = 0;
+            if (current[i] < deps[i].generation ||
+                sh.deltas.collect(deps[i].slot, deps[i].generation, current[i], found, kMaxRecords, &n) !=
+                    Collected::Complete) {
+                complete = false;
+                break;
+            }
+            for (uint32_t j = 0; j < n; j++) {
+                const DeltaRecord *r = found[j];
+                // Another table's rows on the same counter change nothing here.
+                if (r->relid != relid || r->dbid != MyDatabaseId) continue;
+                auto *copy = static_cast<DeltaRecord *>(palloc(r->length));
+                memcpy(copy, r, r->length);
+                *records = lappend(*records, copy);
+            }
         }
     }
     LWLockRelease(delta_lock());
@@ -487,7 +501,9 @@ void settle_with_deltas(Analysis *analysis, const PreparedQuery &q, const Encode
     // A commit the snapshot saw but that had not bumped the counter when
     // the stamp was read is still announced now, or bumped by now: wait
     // for the announcement to end, then read both.
-    wait_for_commits_in_progress(dep, 1);
+    DepStamp waited_on = *dep;
+    waited_on.flags = 0;  // a scoped entry's carry position too
+    wait_for_commits_in_progress(&waited_on, 1);
     LWLockAcquire(delta_lock(), LW_SHARED);
     bool pending = sh.gens.commit_pending(slot);
     uint64 current = sh.gens.read(slot);
@@ -530,6 +546,7 @@ struct CarryStamps {
     DepStamp *current;    // the entry's stamps, advanced to the current values
     List *records;
     bool complete;        // every value on the way has its record
+    bool busy;            // a commit in progress on the carry position
     bool moved;           // some counter moved since the stamp
     TimestampTz carried_at;
 };
@@ -544,13 +561,25 @@ CarryStamps read_carry_stamps(const CopyOutSink &stale, Oid relid) {
     // it was already announced, and then the entry keeps its old time.
     c.carried_at = GetCurrentTimestamp();
     if (sh.gens.any_commit_pending(stale.deps, stale.ndeps)) c.carried_at = stale.stamped_at;
-    c.complete = collect_records(stale.deps, stale.ndeps, relid, values, &c.records);
+    c.complete = collect_records(stale.deps, stale.ndeps, relid, values, &c.records, &c.busy);
     for (uint32_t i = 0; i < stale.ndeps; i++) {
         c.current[i] = stale.deps[i];
         c.current[i].generation = values[i];
         c.moved |= values[i] != stale.deps[i].generation;
     }
     return c;
+}
+
+// Waits (bounded) for the commits in progress on every stamp of the entry,
+// its carry position too: a carry reads records only past a quiet one.
+void wait_for_all_commits(const CopyOutSink &stale) {
+    DepStamp *all = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * stale.ndeps));
+    for (uint32_t i = 0; i < stale.ndeps; i++) {
+        all[i] = stale.deps[i];
+        all[i].flags &= ~kCarryPosition;
+    }
+    wait_for_commits_in_progress(all, stale.ndeps);
+    pfree(all);
 }
 
 // Evaluates the records over the entry and stores what they make of it:
@@ -603,7 +632,9 @@ CarryOutcome try_carry(const Call &call, const Encoded &key, uint32_t stats_slot
     CarryStamps c = read_carry_stamps(stale, a.delta_relid);
     AcceptInvalidationMessages();
     CarryOutcome outcome = CarryOutcome::Retry;
-    if (!c.complete)
+    if (c.busy)
+        wait_for_all_commits(stale);  // then try again
+    else if (!c.complete)
         outcome = CarryOutcome::CannotTell;
     else if (!c.moved)
         outcome = CarryOutcome::Unmoved;  // the commit it waited for aborted
@@ -621,7 +652,7 @@ bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, co
     MemoryContext caller_ctx = CurrentMemoryContext;
     // A commit in progress on a dependency: wait for it (bounded, as a miss
     // would) and carry the entry past it, rather than recompute.
-    wait_for_commits_in_progress(stale.deps, stale.ndeps);
+    wait_for_all_commits(stale);
     CarryOutcome outcome = CarryOutcome::Retry;
     // As on a miss (compute.cpp): the analysis must be no older than the
     // generations read, or the evaluation could be of another query. A

@@ -20,6 +20,11 @@
 //   - the record fits the log.
 // Otherwise the counter is bumped without a record, which every reader
 // treats as "anything may have changed": today's table-level invalidation.
+//
+// A table with scope columns (scopes.hpp) also has, for each captured row,
+// old and new alike, the counter of each value its scope columns hold
+// marked as the rows are captured; a write whose rows are not all captured
+// marks the table's AnyScope counter at pre-commit instead.
 #include "deltas/delta_capture.hpp"
 
 extern "C" {
@@ -35,6 +40,7 @@ PG_FUNCTION_INFO_V1(pg_memo_delta_trigger);
 Datum pg_memo_delta_trigger(PG_FUNCTION_ARGS);
 }
 
+#include "invalidate/scopes.hpp"
 #include "invalidate/write_set.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
@@ -60,6 +66,9 @@ struct RowWrites {
     uint64 bytes;  // DeltaRowWriter::row_space of every row
     bool reserved;
     uint64 position;  // of the reserved record
+    bool scoped;        // it has scope columns (scopes.hpp)
+    int scopes_marked;  // Scope counters marked for it
+    bool any_scope;     // its AnyScope counter is marked
 };
 
 RowWrites *tables = nullptr;  // TopMemoryContext: read by the commit's publication
@@ -124,6 +133,37 @@ bool complete(const RowWrites &t, const SlotSetView &coarse) {
     return true;
 }
 
+void mark_any_scope(RowWrites *t) {
+    if (t->any_scope) return;
+    mark_rows_written(any_scope_slot(t->relid));
+    t->any_scope = true;
+}
+
+// Marks the scopes that rows (a statement's old or new rows, just
+// captured) hold in the scope columns its trigger names.
+void mark_row_scopes(RowWrites *t, Relation rel, const Trigger &trigger, List *rows) {
+    ScopeColumns columns = scope_columns_of_trigger(trigger);
+    TupleDesc desc = RelationGetDescr(rel);
+    for (int c = 0; c < columns.count && !t->any_scope; c++) {
+        AttrNumber attnum = columns.attnums[c];
+        ScopeHasher hasher;
+        if (attnum > desc->natts || TupleDescAttr(desc, attnum - 1)->attisdropped ||
+            !scope_hasher_for(TupleDescAttr(desc, attnum - 1)->atttypid,
+                              TupleDescAttr(desc, attnum - 1)->attcollation, &hasher))
+            return mark_any_scope(t);
+        ScopeHashes hashes;
+        ListCell *lc;
+        foreach (lc, rows) {
+            bool isnull;
+            Datum value = heap_getattr(static_cast<HeapTuple>(lfirst(lc)), attnum, desc, &isnull);
+            add_scope_values(hasher, value, isnull, &hashes);
+            if (t->scopes_marked + hashes.count > kMaxScopesPerTable) return mark_any_scope(t);
+        }
+        for (int i = 0; i < hashes.count; i++) mark_rows_written(scope_slot(t->relid, attnum, hashes.values[i]));
+        t->scopes_marked += hashes.count;
+    }
+}
+
 void write_record(RowWrites *t, TransactionId xid) {
     Shared &sh = shared_state();
     uint32_t nold = uint32_t(list_length(t->old_rows)), nnew = uint32_t(list_length(t->new_rows));
@@ -142,13 +182,19 @@ void write_record(RowWrites *t, TransactionId xid) {
 
 }  // namespace
 
-void note_statement_start(Oid relid, uint32_t slot, TriggerEvent event) {
-    RowWrites *t = table_for(relid, slot);
+void note_statement_start(Relation rel, uint32_t slot, TriggerEvent event) {
+    RowWrites *t = table_for(RelationGetRelid(rel), slot);
+    t->scoped |= may_have_scope_columns(rel);
     int e = event_of(event);
     if (e < 0)
         drop_rows(t);  // TRUNCATE: no rows to tell
     else
         t->started[e]++;
+}
+
+void mark_scopes_of_uncaptured_writes(const SlotSetView &coarse) {
+    for (uint32_t i = 0; i < ntables; i++)
+        if (tables[i].scoped && !complete(tables[i], coarse)) mark_any_scope(&tables[i]);
 }
 
 void reserve_delta_records(const SlotSetView &coarse) {
@@ -230,9 +276,14 @@ Datum pg_memo_delta_trigger(PG_FUNCTION_ARGS) {
         row_context = AllocSetContextCreate(TopMemoryContext, "pg_memo delta rows", ALLOCSET_DEFAULT_SIZES);
     MemoryContext old = MemoryContextSwitchTo(row_context);
     TupleDesc desc = RelationGetDescr(rel);
-    if (old_rows) t->old_rows = list_concat(t->old_rows, copy_rows(old_rows, desc, &t->bytes));
-    if (new_rows) t->new_rows = list_concat(t->new_rows, copy_rows(new_rows, desc, &t->bytes));
+    List *old_copies = old_rows ? copy_rows(old_rows, desc, &t->bytes) : NIL;
+    List *new_copies = new_rows ? copy_rows(new_rows, desc, &t->bytes) : NIL;
+    t->old_rows = list_concat(t->old_rows, old_copies);
+    t->new_rows = list_concat(t->new_rows, new_copies);
     MemoryContextSwitchTo(old);
+    // Old rows as well as new: a row moved out of a scope changes it too.
+    mark_row_scopes(t, rel, *trigdata->tg_trigger, old_copies);
+    mark_row_scopes(t, rel, *trigdata->tg_trigger, new_copies);
     t->last_capture = GetCurrentSubTransactionId();
     // A record larger than the log keeps is never written: stop early.
     if (t->bytes > shared_state().deltas.max_record_bytes()) drop_rows(t);

@@ -12,8 +12,14 @@ extern "C" {
 
 namespace pgmemo {
 
-// pg_memo_invalidate (BEFORE ... FOR EACH STATEMENT) fired for relid.
-void note_statement_start(Oid relid, uint32_t slot, TriggerEvent event);
+// pg_memo_invalidate (BEFORE ... FOR EACH STATEMENT) fired for rel.
+void note_statement_start(Relation rel, uint32_t slot, TriggerEvent event);
+
+// Pre-commit or pre-prepare, before the marks are announced or saved: the
+// AnyScope counter of every table with scope columns whose written rows
+// were not all captured
+// (their scopes are unknown: TRUNCATE, past pg_memo.max_delta_rows, ...).
+void mark_scopes_of_uncaptured_writes(const SlotSetView &coarse);
 
 // Pre-commit, before the commit is announced: one record per table whose
 // every statement was captured, on a counter that nothing else marked

@@ -130,9 +130,13 @@ bool subscription_prepared(const char *gid, uint32_t **slots, uint32_t *n) {
     if (sscanf(gid, "pg_gid_%u_%u%c", &subid, &remote_xid, &rest) != 2) return false;
     List *tables = compat_subscription_relations(Oid(subid));
     *n = 0;
-    *slots = static_cast<uint32_t *>(palloc(sizeof(uint32_t) * (list_length(tables) + 1)));
+    *slots = static_cast<uint32_t *>(palloc(sizeof(uint32_t) * (2 * list_length(tables) + 1)));
     ListCell *lc;
-    foreach (lc, tables) (*slots)[(*n)++] = relation_slot(static_cast<SubscriptionRelState *>(lfirst(lc))->relid);
+    foreach (lc, tables) {
+        Oid relid = static_cast<SubscriptionRelState *>(lfirst(lc))->relid;
+        (*slots)[(*n)++] = relation_slot(relid);
+        (*slots)[(*n)++] = any_scope_slot(relid);  // its rows' scopes are unknown
+    }
     return true;
 }
 

@@ -116,6 +116,7 @@ void mark_subscription_relations() {
     foreach (lc, compat_subscription_relations(MyLogicalRepWorker->subid)) {
         auto *state = static_cast<SubscriptionRelState *>(lfirst(lc));
         mark_written(relation_slot(state->relid));
+        mark_written(any_scope_slot(state->relid));  // its rows' scopes are unknown
     }
 }
 
@@ -175,10 +176,10 @@ namespace {
 
 // The watched table's statement trigger: its counter, and the start of the
 // statement whose rows may be captured (delta_capture.hpp).
-void note_rows_written(Oid relid, TriggerEvent event) {
-    uint32_t slot = relation_slot(relid);
+void note_rows_written(Relation rel, TriggerEvent event) {
+    uint32_t slot = relation_slot(RelationGetRelid(rel));
     mark_rows_written(slot);
-    note_statement_start(relid, slot, event);
+    note_statement_start(rel, slot, event);
 }
 
 }  // namespace
@@ -191,7 +192,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS) {
                         errmsg("memo.invalidation_trigger() must be called as a trigger")));
     TriggerData *trigdata = reinterpret_cast<TriggerData *>(fcinfo->context);
     pgmemo::shared_state();  // fail here, where aborting is still clean
-    pgmemo::note_rows_written(RelationGetRelid(trigdata->tg_relation), trigdata->tg_event);
+    pgmemo::note_rows_written(trigdata->tg_relation, trigdata->tg_event);
     // A statement trigger: the result is ignored.
     return PointerGetDatum(nullptr);
 }

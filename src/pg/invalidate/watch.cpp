@@ -121,12 +121,14 @@ WatchState relation_watch_state(Relation rel) {
     return WatchState::NotWatched;
 }
 
+Oid delta_trigger_function() { return memo_function_without_arguments("delta_trigger"); }
+
 bool relation_keeps_deltas(Relation rel) {
     TriggerDesc *td = rel->trigdesc;
     if (!td) return false;
     // memo.delta_trigger() exists from 1.1 on; looked up only for tables
     // whose queries qualify.
-    Oid function = memo_function_without_arguments("delta_trigger");
+    Oid function = delta_trigger_function();
     int16 events = 0;
     for (int i = 0; i < td->numtriggers; i++) {
         const Trigger &t = td->triggers[i];

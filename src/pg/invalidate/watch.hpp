@@ -21,4 +21,7 @@ WatchState relation_watch_state(Relation rel);
 // writer (delta_capture.cpp), whatever triggers the table has.
 bool relation_keeps_deltas(Relation rel);
 
+// memo.delta_trigger(), or InvalidOid before 1.1.
+Oid delta_trigger_function();
+
 }  // namespace pgmemo

@@ -1,0 +1,178 @@
+-- Scopes: a write makes stale only the entries whose scope its rows touch
+-- (docs/consistency.md, "Scopes"). A plain hit counts in hits alone; an
+-- entry carried past a write also counts in delta_kept or delta_corrected;
+-- one computed again, in computations.
+\getenv abs_srcdir PG_ABS_SRCDIR
+\i :abs_srcdir/sql/include/setup.sql
+
+CREATE FUNCTION scope_counters(name text)
+RETURNS TABLE (computations bigint, hits bigint, carried bigint, fallbacks bigint)
+LANGUAGE sql AS $$
+  SELECT computations, hits, delta_kept + delta_corrected, delta_fallbacks
+    FROM memo.stats WHERE datname = current_database() AND cache_name = name
+$$;
+
+CREATE TABLE staff (id int PRIMARY KEY, team int, tags int[], name text NOT NULL);
+INSERT INTO staff SELECT g, g % 4, ARRAY[g % 3, 10 + g % 2], 's' || g FROM generate_series(1, 40) g;
+
+-- 1. scope columns are declared at watch time, need deltas, and must hash
+SELECT memo.watch('staff', false, '{team}');
+SELECT memo.watch('staff', deltas => true, scope_columns => '{nosuch}');
+CREATE TABLE shapes (id int PRIMARY KEY, at point);
+SELECT memo.watch('shapes', deltas => true, scope_columns => '{at}');
+SELECT memo.watch('staff', deltas => true, scope_columns => '{team, tags, team}');
+SELECT table_name, deltas, scope_columns FROM memo.watched WHERE table_name = 'staff'::regclass;
+SELECT tgname, pg_get_triggerdef(oid) LIKE '%delta_trigger(''2'', ''3'')' AS carries_attnums
+  FROM pg_trigger WHERE tgrelid = 'staff'::regclass AND tgname LIKE 'pg_memo_delta%' ORDER BY 1;
+
+CREATE FUNCTION staff_team_count(t int) RETURNS bigint LANGUAGE sql
+  AS $$ SELECT memo.count('scope.team', 'SELECT * FROM staff WHERE team = $1', ARRAY[t::text]) $$;
+CREATE FUNCTION staff_team_names(t int) RETURNS text LANGUAGE sql
+  AS $$ SELECT string_agg(name, ',') FROM memo.list('scope.names',
+          'SELECT name FROM staff WHERE team = $1 ORDER BY id LIMIT 3', ARRAY[t::text]) AS x(name text) $$;
+CREATE FUNCTION staff_tag_count(g int) RETURNS bigint LANGUAGE sql
+  AS $$ SELECT memo.count('scope.tag', 'SELECT * FROM staff WHERE tags @> ARRAY[$1::int]', ARRAY[g::text]) $$;
+CREATE FUNCTION staff_any_tag_count(g int) RETURNS bigint LANGUAGE sql
+  AS $$ SELECT memo.count('scope.any', 'SELECT * FROM staff WHERE $1::int = ANY (tags)', ARRAY[g::text]) $$;
+CREATE FUNCTION staff_teams_count(a int, b int) RETURNS bigint LANGUAGE sql
+  AS $$ SELECT memo.count('scope.in', 'SELECT * FROM staff WHERE team IN ($1, $2) AND id > 0',
+                          ARRAY[a::text, b::text]) $$;
+CREATE FUNCTION staff_all_count() RETURNS bigint LANGUAGE sql
+  AS $$ SELECT memo.count('scope.none', 'SELECT * FROM staff WHERE team = 1 OR team = 2', ARRAY[]::text[]) $$;
+CREATE FUNCTION staff_twice_count(t int) RETURNS bigint LANGUAGE sql
+  AS $$ SELECT memo.count('scope.twice',
+          'SELECT * FROM staff s WHERE team = $1 AND EXISTS (SELECT 1 FROM staff o WHERE o.id = s.id + 1)',
+          ARRAY[t::text]) $$;
+
+CREATE FUNCTION staff_check_all() RETURNS TABLE (name text, cached bigint, truth bigint) LANGUAGE sql AS $$
+  SELECT 'team 1', staff_team_count(1), (SELECT count(*) FROM staff WHERE team = 1)
+  UNION ALL SELECT 'team 2', staff_team_count(2), (SELECT count(*) FROM staff WHERE team = 2)
+  UNION ALL SELECT 'names 1', length(staff_team_names(1)),
+                   (SELECT length(string_agg(name, ',')) FROM (SELECT name FROM staff WHERE team = 1 ORDER BY id LIMIT 3) x)
+  UNION ALL SELECT 'tag 1', staff_tag_count(1), (SELECT count(*) FROM staff WHERE tags @> ARRAY[1])
+  UNION ALL SELECT 'tag 2', staff_tag_count(2), (SELECT count(*) FROM staff WHERE tags @> ARRAY[2])
+  UNION ALL SELECT 'any 11', staff_any_tag_count(11), (SELECT count(*) FROM staff WHERE 11 = ANY (tags))
+  UNION ALL SELECT 'in 0,3', staff_teams_count(0, 3), (SELECT count(*) FROM staff WHERE team IN (0, 3))
+  UNION ALL SELECT 'none', staff_all_count(), (SELECT count(*) FROM staff WHERE team IN (1, 2))
+  UNION ALL SELECT 'twice 1', staff_twice_count(1),
+                   (SELECT count(*) FROM staff s WHERE team = 1 AND EXISTS (SELECT 1 FROM staff o WHERE o.id = s.id + 1))
+$$;
+CREATE FUNCTION staff_mismatches() RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM staff_check_all() WHERE cached IS DISTINCT FROM truth
+$$;
+
+SELECT * FROM staff_check_all();
+SELECT staff_mismatches();
+
+-- 2. a write to team 2 leaves team 1's entries plain hits (no carry, no
+--    computation), and team 2's are carried
+SELECT memo.reset_stats();
+UPDATE staff SET name = name || '+' WHERE id = 2;   -- team 2, tags {2,10}
+SELECT staff_team_count(1), staff_team_count(2), staff_team_names(1);
+SELECT * FROM scope_counters('scope.team');
+SELECT * FROM scope_counters('scope.names');
+-- tags: the entry of tag 1 is untouched, tag 2's carried
+SELECT staff_tag_count(1), staff_tag_count(2);
+SELECT * FROM scope_counters('scope.tag');
+-- team IN (0, 3) and 11 = ANY (tags): untouched
+SELECT staff_teams_count(0, 3), staff_any_tag_count(11);
+SELECT * FROM scope_counters('scope.in');
+SELECT * FROM scope_counters('scope.any');
+-- entries without a scope predicate (an OR; the table read twice) keep the
+-- table's counter: carried or computed at every write
+SELECT staff_all_count(), staff_twice_count(1);
+SELECT * FROM scope_counters('scope.none');
+SELECT * FROM scope_counters('scope.twice');
+SELECT staff_mismatches();
+
+-- 3. a row moved from one scope to another makes both stale
+SELECT memo.reset_stats();
+SELECT staff_team_count(1), staff_team_count(2), staff_team_count(3);
+UPDATE staff SET team = 2 WHERE id = 1;  -- from team 1 to team 2
+SELECT staff_team_count(1), staff_team_count(2), staff_team_count(3);
+SELECT * FROM scope_counters('scope.team');
+SELECT staff_mismatches();
+-- arrays gaining and losing elements
+SELECT memo.reset_stats();
+SELECT staff_tag_count(0), staff_tag_count(1), staff_tag_count(2);
+UPDATE staff SET tags = array_remove(tags, 1) || 0 WHERE id = 4;  -- {1,10} to {10,0}
+SELECT staff_tag_count(0), staff_tag_count(1), staff_tag_count(2);
+SELECT * FROM scope_counters('scope.tag');
+SELECT staff_mismatches();
+
+-- 4. NULL scope values: a row entering or leaving NULL changes the scope
+--    it comes from or goes to; a NULL parameter depends on the table
+UPDATE staff SET team = NULL, tags = NULL WHERE id = 5;
+SELECT staff_mismatches();
+UPDATE staff SET team = 1, tags = ARRAY[NULL, 1]::int[] WHERE id = 5;
+SELECT staff_mismatches();
+SELECT memo.count('scope.null', 'SELECT * FROM staff WHERE team = $1', ARRAY[NULL]);
+INSERT INTO staff VALUES (100, NULL, NULL, 'null team');
+SELECT memo.count('scope.null', 'SELECT * FROM staff WHERE team = $1', ARRAY[NULL]);
+
+-- 5. inserts and deletes; a rolled back savepoint; a rolled back write
+INSERT INTO staff VALUES (41, 1, ARRAY[1], 'new');
+SELECT staff_mismatches();
+DELETE FROM staff WHERE id = 41;
+SELECT staff_mismatches();
+BEGIN;
+SAVEPOINT s;
+UPDATE staff SET team = 3 WHERE id = 9;
+ROLLBACK TO SAVEPOINT s;
+UPDATE staff SET team = 2 WHERE id = 13;
+COMMIT;
+SELECT staff_mismatches();
+BEGIN;
+UPDATE staff SET team = 3 WHERE team = 1;
+SELECT staff_team_count(1), staff_team_count(3);  -- its own writes: computed, not stored
+ROLLBACK;
+SELECT staff_mismatches();
+
+-- 6. writes whose scopes are unknown fall back to every scope: a statement
+--    past pg_memo.max_delta_rows, TRUNCATE, DDL, memo.invalidate
+SELECT staff_team_count(1), staff_team_count(2);
+SET pg_memo.max_delta_rows = 2;
+UPDATE staff SET name = name WHERE team = 3;
+RESET pg_memo.max_delta_rows;
+SELECT memo.reset_stats();
+SELECT staff_team_count(1);
+SELECT * FROM scope_counters('scope.team');
+SELECT staff_mismatches();
+ALTER TABLE staff RENAME COLUMN team TO squad;  -- the scope column follows
+SELECT table_name, scope_columns FROM memo.watched WHERE table_name = 'staff'::regclass;
+ALTER TABLE staff RENAME COLUMN squad TO team;
+SELECT memo.reset_stats();
+SELECT staff_team_count(1);
+SELECT * FROM scope_counters('scope.team');
+SELECT memo.invalidate('staff');
+SELECT memo.reset_stats();
+SELECT staff_team_count(1);
+SELECT * FROM scope_counters('scope.team');
+BEGIN;
+TRUNCATE staff;
+INSERT INTO staff VALUES (1, 1, ARRAY[1], 'only');
+COMMIT;
+SELECT staff_mismatches();
+
+-- 7. two-phase commit: the prepared transaction's scopes are bumped by
+--    COMMIT PREPARED
+SELECT staff_team_count(1), staff_team_count(2);
+BEGIN;
+INSERT INTO staff VALUES (2, 2, ARRAY[2], 'two');
+PREPARE TRANSACTION 'scopes';
+SELECT staff_team_count(2);
+SELECT memo.reset_stats();
+COMMIT PREPARED 'scopes';
+SELECT staff_team_count(1), staff_team_count(2);
+SELECT * FROM scope_counters('scope.team');
+SELECT staff_mismatches();
+
+-- 8. re-watching without scope columns puts every entry back on the table
+SELECT memo.watch('staff', deltas => true);
+SELECT table_name, scope_columns FROM memo.watched WHERE table_name = 'staff'::regclass;
+SELECT memo.reset_stats();
+SELECT staff_team_count(1), staff_team_count(2);
+UPDATE staff SET name = 'x' WHERE id = 2;
+SELECT staff_team_count(1);
+SELECT * FROM scope_counters('scope.team');
+SELECT staff_mismatches();

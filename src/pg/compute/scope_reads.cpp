@@ -1,0 +1,264 @@
+// Which scope a statement's result depends on (scope_reads.hpp).
+//
+// The rule holds only where the scope's rows are all the result can see of
+// the table: the table is read by exactly one range table entry in the
+// whole statement (its subqueries, CTEs and sublinks included), and a
+// top-level conjunct of that selection's WHERE filters its rows to the
+// scope. Any other reference, an ON clause, an OR, or a function reading
+// tables leaves the entry on the table's Relation counter.
+#include "compute/scope_reads.hpp"
+
+extern "C" {
+#include "access/table.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+}
+
+#include "compat.hpp"
+#include "counter_slots.hpp"
+#include "invalidate/scopes.hpp"
+
+namespace pgmemo {
+
+namespace {
+
+// How many distinct values one entry's scope may have: past it, the
+// table's counter is cheaper to keep than that many stamps.
+constexpr int kMaxScopeValues = 16;
+
+// The relations of a statement and where each was read (the first time).
+struct RelationUse {
+    Oid relid;
+    int uses;
+    Query *query;
+    Index rtindex;
+};
+struct Uses {
+    List *found = NIL;  // of RelationUse *
+};
+
+void note_use(Uses *u, Oid relid, Query *q, Index rtindex) {
+    ListCell *lc;
+    foreach (lc, u->found) {
+        auto *r = static_cast<RelationUse *>(lfirst(lc));
+        if (r->relid == relid) {
+            r->uses++;
+            return;
+        }
+    }
+    auto *r = static_cast<RelationUse *>(palloc(sizeof(RelationUse)));
+    *r = RelationUse{relid, 1, q, rtindex};
+    u->found = lappend(u->found, r);
+}
+
+bool uses_walker(Node *node, void *context) {
+    if (!node) return false;
+    auto *u = static_cast<Uses *>(context);
+    if (IsA(node, Query)) {
+        auto *q = reinterpret_cast<Query *>(node);
+        Index i = 0;
+        ListCell *lc;
+        foreach (lc, q->rtable) {
+            auto *rte = static_cast<RangeTblEntry *>(lfirst(lc));
+            i++;
+            if (rte->rtekind == RTE_RELATION) note_use(u, rte->relid, q, i);
+        }
+        return query_tree_walker(q, as_tree_walker(uses_walker), context, 0);
+    }
+    return expression_tree_walker(node, as_tree_walker(uses_walker), context);
+}
+
+// The table's column the conjunct pins, as the scope needs it: a plain
+// Var of this selection's entry, of the column's own type.
+bool is_scope_var(Node *node, Index rtindex, const ScopeColumns &columns, AttrNumber *attnum) {
+    if (!node || !IsA(node, Var)) return false;
+    auto *v = reinterpret_cast<Var *>(node);
+    if (v->varno != int(rtindex) || v->varlevelsup != 0 || !columns.contains(v->varattno)) return false;
+    *attnum = v->varattno;
+    return true;
+}
+
+// Whether opno is the equality the scope's hash agrees with.
+bool is_scope_equality(Oid opno, const ScopeHasher &h) { return opno == h.equality; }
+
+// Adds the values of a constant (hashed now) or a parameter (per call) of
+// type type; as_array: it holds an array of them. needs_every: a null
+// value or element, or an empty array, makes the rule unusable.
+bool add_source(ScopeRule *rule, const ScopeHasher &h, Node *node, Oid type, bool as_array) {
+    if (!node || exprType(node) != type) return false;
+    if (IsA(node, Param)) {
+        auto *p = reinterpret_cast<Param *>(node);
+        if (p->paramkind != PARAM_EXTERN || rule->nsources == ScopeRule::kMaxSources) return false;
+        rule->sources[rule->nsources++] = ScopeRule::Source{int16(p->paramid), as_array, type, 0};
+        return true;
+    }
+    if (IsA(node, Const)) {
+        auto *c = reinterpret_cast<Const *>(node);
+        ScopeHasher each = h;
+        each.is_array = as_array;
+        ScopeHashes hashes;
+        if (c->constisnull) return !rule->needs_every_value;
+        if (as_array) {
+            ArrayType *array = DatumGetArrayTypeP(c->constvalue);
+            if (rule->needs_every_value && (array_contains_nulls(array) || ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)) == 0))
+                return false;
+        }
+        add_scope_values(each, c->constvalue, false, &hashes);
+        for (int i = 0; i < hashes.count; i++) {
+            if (rule->nsources == ScopeRule::kMaxSources) return false;
+            rule->sources[rule->nsources++] = ScopeRule::Source{0, false, type, hashes.values[i]};
+        }
+        return true;
+    }
+    if (IsA(node, ArrayExpr) && as_array) {
+        auto *a = reinterpret_cast<ArrayExpr *>(node);
+        if (a->multidims || (rule->needs_every_value && a->elements == NIL)) return false;
+        ListCell *lc;
+        foreach (lc, a->elements)
+            if (!add_source(rule, h, static_cast<Node *>(lfirst(lc)), h.value_type, false)) return false;
+        return true;
+    }
+    return false;
+}
+
+// col = v, v = col, col IN (...), col = ANY(v), arr @> v, v = ANY(arr).
+bool match_conjunct(Node *clause, Index rtindex, const ScopeColumns &columns, Relation rel, ScopeRule *rule) {
+    AttrNumber attnum;
+    List *args;
+    Oid opno, inputcollid;
+    bool array_op;
+    if (IsA(clause, OpExpr)) {
+        auto *op = reinterpret_cast<OpExpr *>(clause);
+        args = op->args, opno = op->opno, inputcollid = op->inputcollid, array_op = false;
+    } else if (IsA(clause, ScalarArrayOpExpr)) {
+        auto *op = reinterpret_cast<ScalarArrayOpExpr *>(clause);
+        if (!op->useOr) return false;
+        args = op->args, opno = op->opno, inputcollid = op->inputcollid, array_op = true;
+    } else {
+        return false;
+    }
+    if (list_length(args) != 2) return false;
+    Node *left = static_cast<Node *>(linitial(args)), *right = static_cast<Node *>(lsecond(args));
+    bool var_left = is_scope_var(left, rtindex, columns, &attnum);
+    if (!var_left && !is_scope_var(right, rtindex, columns, &attnum)) return false;
+    Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+    ScopeHasher h;
+    if (!scope_hasher_for(att->atttypid, att->attcollation, &h) || inputcollid != att->attcollation) return false;
+    ScopeRule r{};
+    r.relid = RelationGetRelid(rel);
+    r.attnum = attnum;
+    r.column_type = att->atttypid;
+    r.collation = att->attcollation;
+    Node *value = var_left ? right : left;
+    bool ok = false;
+    if (!h.is_array && !array_op) {
+        ok = is_scope_equality(opno, h) && add_source(&r, h, value, att->atttypid, false);  // col = v
+    } else if (!h.is_array && array_op) {
+        ok = var_left && is_scope_equality(opno, h) &&
+             add_source(&r, h, value, get_array_type(att->atttypid), true);  // col IN (...), col = ANY(v)
+    } else if (h.is_array && !array_op) {
+        r.needs_every_value = true;
+        ok = var_left && opno == OID_ARRAY_CONTAINS_OP && add_source(&r, h, value, att->atttypid, true);  // arr @> v
+    } else {
+        ok = !var_left && is_scope_equality(opno, h) && add_source(&r, h, value, h.value_type, false);  // v = ANY(arr)
+    }
+    if (!ok || r.nsources == 0) return false;
+    *rule = r;
+    return true;
+}
+
+// The scope of the one entry that reads relid, or false.
+bool scope_of_use(const RelationUse &use, ScopeRule *rule) {
+    if (use.uses != 1 || get_rel_relkind(use.relid) != RELKIND_RELATION || has_subclass(use.relid) ||
+        has_superclass(use.relid) || !use.query->jointree || !use.query->jointree->quals)
+        return false;
+    Relation rel = table_open(use.relid, NoLock);  // locked by the parser
+    ScopeColumns columns = scope_columns_of(rel);
+    bool found = false;
+    if (columns.count > 0) {
+        List *conjuncts = make_ands_implicit(reinterpret_cast<Expr *>(use.query->jointree->quals));
+        ListCell *lc;
+        foreach (lc, conjuncts)
+            if ((found = match_conjunct(static_cast<Node *>(lfirst(lc)), use.rtindex, columns, rel, rule))) break;
+    }
+    table_close(rel, NoLock);
+    return found;
+}
+
+// The hashes of one call's values, or false when they cannot be told.
+bool hash_call_values(const ScopeRule &rule, ParamListInfo params, ScopeHashes *hashes) {
+    ScopeHasher h;
+    if (!scope_hasher_for(rule.column_type, rule.collation, &h)) return false;
+    for (int i = 0; i < rule.nsources; i++) {
+        const ScopeRule::Source &s = rule.sources[i];
+        if (s.paramid == 0) {
+            hashes->add(s.hash);
+            continue;
+        }
+        if (!params || s.paramid > params->numParams) return false;
+        const ParamExternData &p = params->params[s.paramid - 1];
+        if (p.ptype != s.type) return false;
+        if (p.isnull) {
+            if (rule.needs_every_value) return false;
+            continue;
+        }
+        ScopeHasher each = h;
+        each.is_array = s.is_array;
+        if (s.is_array && rule.needs_every_value) {
+            ArrayType *array = DatumGetArrayTypeP(p.value);
+            if (array_contains_nulls(array) || ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)) == 0) return false;
+        }
+        add_scope_values(each, p.value, false, hashes);
+        if (hashes->count > kMaxScopeValues) return false;
+    }
+    return hashes->count > 0 && hashes->count <= kMaxScopeValues;
+}
+
+// Adds slot to deps, or makes the stamp already on it a guarding one.
+void add_guarding_stamp(DepStamp *deps, uint32_t *ndeps, uint32_t slot, uint32_t flags) {
+    for (uint32_t i = 0; i < *ndeps; i++)
+        if (deps[i].slot == slot) {
+            deps[i].flags &= ~kCarryPosition;
+            return;
+        }
+    deps[(*ndeps)++] = DepStamp{slot, flags, 0};
+}
+
+}  // namespace
+
+void find_scope(Query *query, Analysis *analysis) {
+    analysis->scope = ScopeRule{};
+    Uses uses;
+    uses_walker(reinterpret_cast<Node *>(query), &uses);
+    ListCell *lc;
+    foreach (lc, uses.found)
+        if (scope_of_use(*static_cast<RelationUse *>(lfirst(lc)), &analysis->scope)) return;
+}
+
+void add_scope_stamps(Analysis *analysis, ParamListInfo params) {
+    const ScopeRule &rule = analysis->scope;
+    if (!OidIsValid(rule.relid)) return;
+    ScopeHashes hashes;
+    if (!hash_call_values(rule, params, &hashes)) return;
+    uint32_t table = relation_slot(rule.relid);
+    auto *deps = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * (analysis->ndeps + 1 + hashes.count)));
+    uint32_t ndeps = analysis->ndeps;
+    memcpy(deps, analysis->deps, sizeof(DepStamp) * ndeps);
+    for (uint32_t i = 0; i < ndeps; i++)
+        if (deps[i].slot == table) deps[i].flags |= kCarryPosition;
+    add_guarding_stamp(deps, &ndeps, any_scope_slot(rule.relid), kDataStamp);
+    for (int i = 0; i < hashes.count; i++)
+        add_guarding_stamp(deps, &ndeps, scope_slot(rule.relid, rule.attnum, hashes.values[i]),
+                           kScopeStamp | kDataStamp);
+    analysis->deps = deps;
+    analysis->ndeps = ndeps;
+}
+
+}  // namespace pgmemo
