@@ -78,8 +78,20 @@ SELECT * FROM scope_counters('scope.tag');
 SELECT staff_teams_count(0, 3), staff_any_tag_count(11);
 SELECT * FROM scope_counters('scope.in');
 SELECT * FROM scope_counters('scope.any');
--- entries without a scope predicate (an OR; the table read twice) keep the
--- table's counter: carried or computed at every write
+-- every read of the table scoped (two UNION ALL branches): scoped too
+SELECT memo.count('scope.union', 'SELECT id FROM staff WHERE team = $1 UNION ALL SELECT id FROM staff WHERE tags @> ARRAY[$2::int]',
+                  ARRAY['1', '1']) AS union_count;
+UPDATE staff SET name = name WHERE id = 3;  -- team 3, tags {0,11}
+SELECT memo.count('scope.union', 'SELECT id FROM staff WHERE team = $1 UNION ALL SELECT id FROM staff WHERE tags @> ARRAY[$2::int]',
+                  ARRAY['1', '1']) AS union_count;
+SELECT * FROM scope_counters('scope.union');
+UPDATE staff SET name = name WHERE id = 7;  -- team 3, tags {1,11}
+SELECT memo.count('scope.union', 'SELECT id FROM staff WHERE team = $1 UNION ALL SELECT id FROM staff WHERE tags @> ARRAY[$2::int]',
+                  ARRAY['1', '1']) AS union_count;
+SELECT * FROM scope_counters('scope.union');
+-- entries without a scope predicate (an OR; the table read again by id,
+-- which is not a scope column) keep the table's counter: carried or
+-- computed at every write
 SELECT staff_all_count(), staff_twice_count(1);
 SELECT * FROM scope_counters('scope.none');
 SELECT * FROM scope_counters('scope.twice');

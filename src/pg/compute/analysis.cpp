@@ -639,6 +639,7 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     }
     out->meta = encode_privilege_checks(c.permissions, c.privileges, &out->meta_len);
     out->uncacheable = c.uncacheable;
+    out->nscopes = 0;  // per statement, by scope_reads.hpp
     out->nrelids = uint32_t(list_length(c.relids));
     out->relids = static_cast<Oid *>(palloc(sizeof(Oid) * (out->nrelids ? out->nrelids : 1)));
     for (uint32_t i = 0; i < out->nrelids; i++) out->relids[i] = list_nth_oid(c.relids, int(i));

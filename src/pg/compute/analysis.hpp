@@ -21,8 +21,9 @@ enum class Uncacheable {
 
 // A scope an entry can depend on in place of every row of one table
 // (docs/consistency.md, "Scopes"; found by scope_reads.hpp): the WHERE of
-// the one selection that reads the table holds col = v, col IN (...),
-// col = ANY(v), arr @> v or v = ANY(arr) on a scope column.
+// a selection that reads the table holds col = v, col IN (...),
+// col = ANY(v), arr @> v or v = ANY(arr) on a scope column. A statement
+// that reads the table in several places has one for each.
 struct ScopeRule {
     static constexpr int kMaxSources = 8;
     // Where a value comes from: a parameter (its number; an array of values
@@ -55,7 +56,10 @@ struct Analysis {
     // When the generations in deps were read (0 until then): every commit the
     // result misses became visible after it (EntryParts::stamped_at).
     TimestampTz stamped_at;
-    ScopeRule scope;  // per statement; its stamps join deps per call
+    // Per statement, every read of one table (its stamps join deps per call).
+    static constexpr int kMaxScopeRules = 4;
+    int nscopes;
+    ScopeRule scopes[kMaxScopeRules];
 };
 
 // Checks that query is one cacheable SELECT over watched tables (ERROR if

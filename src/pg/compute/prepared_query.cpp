@@ -169,10 +169,8 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
     // would change the result without a record for it.
     analysis->delta_relid = learned.n > 0 ? InvalidOid : delta_relation(query, call.kind);
     // A scope too: a function reading the table would read other scopes.
-    if (learned.n == 0)
-        find_scope(query, analysis);
-    else
-        analysis->scope = ScopeRule{};
+    analysis->nscopes = 0;
+    if (learned.n == 0) find_scopes(query, analysis);
     MemoryContextSwitchTo(spi_ctx);
     if (learned.serial_plan) {
         // No parallel workers: the statements a function ran in one were

@@ -1,11 +1,11 @@
 // Which scope a statement's result depends on (scope_reads.hpp).
 //
-// The rule holds only where the scope's rows are all the result can see of
-// the table: the table is read by exactly one range table entry in the
-// whole statement (its subqueries, CTEs and sublinks included), and a
-// top-level conjunct of that selection's WHERE filters its rows to the
-// scope. Any other reference, an ON clause, an OR, or a function reading
-// tables leaves the entry on the table's Relation counter.
+// The rules hold only where the scopes' rows are all the result can see of
+// the table: for every range table entry that reads it in the whole
+// statement (its subqueries, CTEs and sublinks included), a top-level
+// conjunct of that selection's WHERE filters its rows to a scope. One read
+// without, an ON clause, an OR, or a function reading tables leaves the
+// entry on the table's Relation counter.
 #include "compute/scope_reads.hpp"
 
 extern "C" {
@@ -33,10 +33,9 @@ namespace {
 // table's counter is cheaper to keep than that many stamps.
 constexpr int kMaxScopeValues = 16;
 
-// The relations of a statement and where each was read (the first time).
+// Every read of a relation in a statement: where it is.
 struct RelationUse {
     Oid relid;
-    int uses;
     Query *query;
     Index rtindex;
 };
@@ -45,16 +44,8 @@ struct Uses {
 };
 
 void note_use(Uses *u, Oid relid, Query *q, Index rtindex) {
-    ListCell *lc;
-    foreach (lc, u->found) {
-        auto *r = static_cast<RelationUse *>(lfirst(lc));
-        if (r->relid == relid) {
-            r->uses++;
-            return;
-        }
-    }
     auto *r = static_cast<RelationUse *>(palloc(sizeof(RelationUse)));
-    *r = RelationUse{relid, 1, q, rtindex};
+    *r = RelationUse{relid, q, rtindex};
     u->found = lappend(u->found, r);
 }
 
@@ -174,22 +165,33 @@ bool match_conjunct(Node *clause, Index rtindex, const ScopeColumns &columns, Re
     return true;
 }
 
-// The scope of the one entry that reads relid, or false.
-bool scope_of_use(const RelationUse &use, ScopeRule *rule) {
-    if (use.uses != 1 || get_rel_relkind(use.relid) != RELKIND_RELATION || has_subclass(use.relid) ||
-        has_superclass(use.relid) || !use.query->jointree || !use.query->jointree->quals)
-        return false;
-    Relation rel = table_open(use.relid, NoLock);  // locked by the parser
+// The scope of one read of a table with scope columns, or false.
+bool scope_of_use(const RelationUse &use, Relation rel, const ScopeColumns &columns, ScopeRule *rule) {
+    if (!use.query->jointree || !use.query->jointree->quals) return false;
+    List *conjuncts = make_ands_implicit(reinterpret_cast<Expr *>(use.query->jointree->quals));
+    ListCell *lc;
+    foreach (lc, conjuncts)
+        if (match_conjunct(static_cast<Node *>(lfirst(lc)), use.rtindex, columns, rel, rule)) return true;
+    return false;
+}
+
+// The scopes of every read of relid into analysis, or none.
+bool scopes_of_relation(Oid relid, List *uses, Analysis *analysis) {
+    if (get_rel_relkind(relid) != RELKIND_RELATION || has_subclass(relid) || has_superclass(relid)) return false;
+    Relation rel = table_open(relid, NoLock);  // locked by the parser
     ScopeColumns columns = scope_columns_of(rel);
-    bool found = false;
-    if (columns.count > 0) {
-        List *conjuncts = make_ands_implicit(reinterpret_cast<Expr *>(use.query->jointree->quals));
-        ListCell *lc;
-        foreach (lc, conjuncts)
-            if ((found = match_conjunct(static_cast<Node *>(lfirst(lc)), use.rtindex, columns, rel, rule))) break;
+    bool all = columns.count > 0;
+    analysis->nscopes = 0;
+    ListCell *lc;
+    foreach (lc, uses) {
+        auto *use = static_cast<RelationUse *>(lfirst(lc));
+        if (!all || use->relid != relid) continue;
+        all = analysis->nscopes < Analysis::kMaxScopeRules &&
+              scope_of_use(*use, rel, columns, &analysis->scopes[analysis->nscopes++]);
     }
     table_close(rel, NoLock);
-    return found;
+    if (!all) analysis->nscopes = 0;
+    return all;
 }
 
 // The hashes of one call's values, or false when they cannot be told.
@@ -233,30 +235,42 @@ void add_guarding_stamp(DepStamp *deps, uint32_t *ndeps, uint32_t slot, uint32_t
 
 }  // namespace
 
-void find_scope(Query *query, Analysis *analysis) {
-    analysis->scope = ScopeRule{};
+void find_scopes(Query *query, Analysis *analysis) {
+    analysis->nscopes = 0;
     Uses uses;
     uses_walker(reinterpret_cast<Node *>(query), &uses);
+    List *tried = NIL;
     ListCell *lc;
-    foreach (lc, uses.found)
-        if (scope_of_use(*static_cast<RelationUse *>(lfirst(lc)), &analysis->scope)) return;
+    foreach (lc, uses.found) {
+        Oid relid = static_cast<RelationUse *>(lfirst(lc))->relid;
+        if (list_member_oid(tried, relid)) continue;
+        tried = lappend_oid(tried, relid);
+        if (scopes_of_relation(relid, uses.found, analysis)) return;
+    }
 }
 
 void add_scope_stamps(Analysis *analysis, ParamListInfo params) {
-    const ScopeRule &rule = analysis->scope;
-    if (!OidIsValid(rule.relid)) return;
-    ScopeHashes hashes;
-    if (!hash_call_values(rule, params, &hashes)) return;
-    uint32_t table = relation_slot(rule.relid);
-    auto *deps = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * (analysis->ndeps + 1 + hashes.count)));
+    if (analysis->nscopes == 0) return;
+    // Each rule's values, hashed: all of them, or the table's counter.
+    ScopeHashes hashes[Analysis::kMaxScopeRules];
+    int total = 0;
+    for (int r = 0; r < analysis->nscopes; r++) {
+        if (!hash_call_values(analysis->scopes[r], params, &hashes[r])) return;
+        total += hashes[r].count;
+    }
+    if (total > kMaxScopeValues) return;
+    Oid relid = analysis->scopes[0].relid;
+    uint32_t table = relation_slot(relid);
+    auto *deps = static_cast<DepStamp *>(palloc(sizeof(DepStamp) * (analysis->ndeps + 1 + total)));
     uint32_t ndeps = analysis->ndeps;
     memcpy(deps, analysis->deps, sizeof(DepStamp) * ndeps);
     for (uint32_t i = 0; i < ndeps; i++)
         if (deps[i].slot == table) deps[i].flags |= kCarryPosition;
-    add_guarding_stamp(deps, &ndeps, any_scope_slot(rule.relid), kDataStamp);
-    for (int i = 0; i < hashes.count; i++)
-        add_guarding_stamp(deps, &ndeps, scope_slot(rule.relid, rule.attnum, hashes.values[i]),
-                           kScopeStamp | kDataStamp);
+    add_guarding_stamp(deps, &ndeps, any_scope_slot(relid), kDataStamp);
+    for (int r = 0; r < analysis->nscopes; r++)
+        for (int i = 0; i < hashes[r].count; i++)
+            add_guarding_stamp(deps, &ndeps, scope_slot(relid, analysis->scopes[r].attnum, hashes[r].values[i]),
+                               kScopeStamp | kDataStamp);
     analysis->deps = deps;
     analysis->ndeps = ndeps;
 }

@@ -12,11 +12,11 @@ extern "C" {
 
 namespace pgmemo {
 
-// Sets analysis->scope for query (the analyzed statement, a count's
-// wrapper), or leaves it empty: a table read once, in one selection whose
-// WHERE pins a scope column (scopes.hpp) to values of parameters or
-// constants.
-void find_scope(Query *query, Analysis *analysis);
+// Sets analysis->scopes for query (the analyzed statement, a count's
+// wrapper), or leaves none: a table each of whose reads (at most
+// Analysis::kMaxScopeRules) is in a selection whose WHERE pins a scope
+// column (scopes.hpp) to values of parameters or constants.
+void find_scopes(Query *query, Analysis *analysis);
 
 // For one call: the table's Relation stamp becomes the entry's carry
 // position, and the stamps of its AnyScope counter and of the scopes of the
