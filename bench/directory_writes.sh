@@ -17,7 +17,9 @@
 # changes, 15% hires, 15% removes of a leaf and 10% moves of a leaf, all
 # through the directory's write functions (title: a plain UPDATE, which the
 # directory's write guard allows), so the tree stays exact; the script
-# checks directory.check_consistency() at the end.
+# checks directory.check_consistency() at the end. With --writer title the
+# writer only changes titles (-D title_only=1): the cheapest write, for
+# high rates.
 #
 # Every run starts from the same state: VACUUM, memo.reset(), then the
 # CEO's pages 1..50 and every pool manager's first page computed once
@@ -45,6 +47,7 @@
 #   bench/directory_writes.sh [--seconds S] [--rows N] [--rates "0 1 10 100"]
 #                             [--clients C] [--managers M] [--mix "50 20 30"]
 #                             [--max-staleness V] [--no-floor] [--floor-rates R]
+#                             [--writer mix|title]
 #
 # Needs root, and pg_memo and pg_memo_directory installed (scripts/build.sh).
 # Takes about 35 s to seed 500,000 rows on the shared 2-core machine, then
@@ -58,7 +61,7 @@ BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_writes}
 . "$SRC/bench/cluster.sh"   # BENCH_PRELOAD: pg_memo, pg_stat_statements
 . "$SRC/bench/plot.sh"
 SECONDS_PER_RUN=30 ROWS=500000 RATES="0 1 10 100" CLIENTS=32 MANAGERS=1000 MIX="50 20 30" MAX_STALENESS= FLOOR=1
-FLOOR_RATES=0
+FLOOR_RATES=0 WRITER=mix
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
@@ -70,6 +73,7 @@ while [ $# -gt 0 ]; do
     --max-staleness) MAX_STALENESS=$2; shift 2 ;;
     --no-floor) FLOOR=; shift ;;
     --floor-rates) FLOOR_RATES=$2; shift 2 ;;
+    --writer) WRITER=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -125,6 +129,11 @@ cp "$SRC/test/pgbench/directory_hot_key.sql" "$BENCH_DIR/hot.sql"
 cp "$SRC/test/pgbench/directory_page_walk.sql" "$BENCH_DIR/walk.sql"
 cp "$SRC/test/pgbench/directory_writes_team.sql" "$BENCH_DIR/team.sql"
 cp "$SRC/test/pgbench/directory_writes_writer.sql" "$BENCH_DIR/writer.sql"
+case $WRITER in
+  mix) TITLE_ONLY=0 ;;
+  title) TITLE_ONLY=1 ;;
+  *) echo "--writer is mix or title" >&2; exit 2 ;;
+esac
 # The floor: the same requests without the cache.
 for s in hot walk team; do
   sed -e 's/directory\.cached_list_employees/directory.list_employees/' \
@@ -169,7 +178,7 @@ ro_tps=
 # start_writer DIR RATE: the writer in the background ($! is its pid).
 start_writer() {
   (cd "$1" && bench_pgbench -n -M prepared -c 1 -j 1 -T "$SECONDS_PER_RUN" --rate "$2" \
-      -D max_id="$ROWS" -l --log-prefix=wx -f "$BENCH_DIR/writer.sql" >"$1/writer.out" 2>&1) &
+      -D max_id="$ROWS" -D title_only="$TITLE_ONLY" -l --log-prefix=wx -f "$BENCH_DIR/writer.sql" >"$1/writer.out" 2>&1) &
 }
 
 PLOT_DATA=$BENCH_DIR/plot_data  # rate, cached TPS, uncached TPS
@@ -230,9 +239,11 @@ run_rate() {  # RATE
       coalesce(max(stale_hits) FILTER (WHERE cache_name = 'employees.page'), 0)
     FROM memo.stats WHERE datname = current_database()")
   awk -v r="$rate" -v s="$SECONDS_PER_RUN" -v w="$writes" -v g=$((gen1 - gen0)) -v tps="$tps" -v ro="$ro_tps" \
-      -v p50="$p50" -v p99="$p99" -v h="$h" -v wk="$w" -v t="$t" -v ceo="$ceo" -v cm="$cm" -v wl="$wlat" 'BEGIN {
-    printf "| %s | %d (%.1f/s) | %d | %.0f | **%.2f** | %s | %s | %s / %s / %s | **%d** | %d | %s |\n",
-      r, w, w / s, g, tps, tps / ro, p50, p99, h, wk, t, ceo, cm, wl }' >>"$ROWS_MAIN"
+      -v p50="$p50" -v p99="$p99" -v h="$h" -v wk="$w" -v t="$t" -v ceo="$ceo" -v cm="$cm" -v wl="$wlat" \
+      -v cpus="$(nproc)" 'BEGIN {
+    share = wl == "-" ? "-" : sprintf("%.2f", w * wl / (s * 1000 * cpus))
+    printf "| %s | %d (%.1f/s) | %d | %.0f | **%.2f** | %s | %s | %s / %s / %s | **%d** | %d | %s | %s |\n",
+      r, w, w / s, g, tps, tps / ro, p50, p99, h, wk, t, ceo, cm, wl, share }' >>"$ROWS_MAIN"
   awk -v r="$rate" -v cc="$cc" -v ch="$ch" -v cm="$cm" -v cs="$cs" -v ceo="$ceo" -v team="$team" \
       -v pc="$pc" -v ph="$ph" -v pm="$pm" -v ck="$ck" -v cr="$cr" -v cf="$cf" -v pk="$pk" -v pf="$pf" -v wf="$wf" \
       -v sc="$sc" -v sp="$sp" -v stale="$stale" -v commits="$commits" 'BEGIN {
@@ -287,8 +298,13 @@ echo "$CLIENTS readers: pgbench -M prepared -c $CLIENTS -j 2 -T $SECONDS_PER_RUN
 echo "the CEO's first page (cached_list_employees(1)) / a page 1..50 of the CEO's scope /"
 echo "page 1 of a manager's team (uniform over a pool of $pool of the $all_managers managers at seed time;"
 echo "team sizes $team_min..$team_max, median $team_median). One writer: pgbench -M prepared -c 1 --rate R, each"
-echo "transaction one write (30% rename, 30% title change, 15% hire, 15% leaf removal, 10% leaf move;"
-echo "test/pgbench/directory_writes_writer.sql). Each run starts warm (memo.reset(), the CEO's 50 pages and"
+if [ "$WRITER" = title ]; then
+  echo "transaction one title change of an individual contributor (test/pgbench/directory_writes_writer.sql, title_only)."
+  echo "Each run starts warm (memo.reset(), the CEO's 50 pages and"
+else
+  echo "transaction one write (30% rename, 30% title change, 15% hire, 15% leaf removal, 10% leaf move;"
+  echo "test/pgbench/directory_writes_writer.sql). Each run starts warm (memo.reset(), the CEO's 50 pages and"
+fi
 echo "the pool's team pages computed once) with zeroed counters."
 echo
 echo "- writes: the writer's committed transactions (the rate is a Poisson schedule); generation: the"
@@ -298,10 +314,11 @@ echo "- p99 by request: CEO page 1 / CEO page n / team page 1, in ms (pgbench -l
 echo "- CEO-count recomputations: pg_stat_statements calls of the count pg_memo runs inside memo.count, by"
 echo "  the readers' role (the team requests count under bench_team). employees.count computations:"
 echo "  memo.stats, all scopes (CEO and teams) together."
-echo "- write ms: mean time of a write transaction (the schedule lag taken out)."
+echo "- write ms: mean time of a write transaction (the schedule lag taken out); writer share: writes x"
+echo "  write ms over the run's time on all $(nproc) cores, the part of the machine the writer kept busy."
 echo
-echo '| writes/s (target) | writes done | generation | read TPS | read TPS / read-only | p50 ms | p99 ms | p99 ms by request | CEO-count recomputations | employees.count computations | write ms |'
-echo '|---|---|---|---|---|---|---|---|---|---|---|'
+echo '| writes/s (target) | writes done | generation | read TPS | read TPS / read-only | p50 ms | p99 ms | p99 ms by request | CEO-count recomputations | employees.count computations | write ms | writer share |'
+echo '|---|---|---|---|---|---|---|---|---|---|---|---|'
 cat "$ROWS_MAIN"
 echo
 echo "## Cache counters per run (memo.stats after warm-up)"

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # What watching costs a writer of single rows: pgbench TPS of a one-row
 # UPDATE (by primary key) and a one-row INSERT on a table that is not
-# watched, watched, watched with deltas (memo.watch(t, deltas => true)), and
+# watched, watched, watched with deltas (memo.watch(t, deltas => true)),
+# watched with deltas and the scope column n (memo.watch(t, true, '{n}'):
+# the UPDATE marks the scopes of its old and new n, the INSERT of its n), and
 # watched with pg_memo.standby_records on (one WAL record before each
-# committed write's commit record). The four modes take turns on the same tables (memo.unwatch / memo.watch
+# committed write's commit record). The modes take turns on the same tables (memo.unwatch / memo.watch
 # between runs), round after round, after one unrecorded round; each run is
 # preceded by a restart, VACUUM and CHECKPOINT. Reports the median TPS of each mode and
 # its ratio to the unwatched median.
 #
 #   bench/single_writes.sh [--seconds S] [--rounds N] [--clients C]
-#                          (defaults 10, 5, 4: about 6 minutes)
+#                          (defaults 10, 5, 4: about 7 minutes)
 # Needs root and an installed pg_memo (scripts/build.sh). Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,7 +41,7 @@ printf '%s\n' '\set id random(1, 100000)' 'UPDATE upd SET n = n + 1 WHERE id = :
 printf '%s\n' "INSERT INTO ins (n, note) VALUES (1, 'a note of some thirty characters');" >"$BENCH_DIR/insert.sql"
 chown postgres "$BENCH_DIR"/*.sql
 
-set_mode() {  # unwatched | watched | deltas | records
+set_mode() {  # unwatched | watched | deltas | scopes | records
   local t records=off
   [ "$1" = records ] && records=on
   # A postmaster setting: every mode restarts the cluster, for fairness.
@@ -50,6 +52,7 @@ set_mode() {  # unwatched | watched | deltas | records
       unwatched) bench_psql -c "SELECT memo.unwatch('$t')" ;;
       watched | records) bench_psql -c "SELECT memo.watch('$t')" ;;
       deltas) bench_psql -c "SELECT memo.watch('$t', deltas => true)" ;;
+      scopes) bench_psql -c "SELECT memo.watch('$t', true, '{n}')" ;;
     esac >/dev/null
   done
   bench_psql -c 'VACUUM upd' -c 'VACUUM ins' -c 'CHECKPOINT' >/dev/null
@@ -63,7 +66,7 @@ run() {  # SCRIPT: prints TPS
 
 declare -A tps
 for round in $(seq 0 "$ROUNDS"); do
-  for mode in unwatched watched deltas records; do
+  for mode in unwatched watched deltas scopes records; do
     set_mode "$mode"
     for script in update insert; do
       t=$(run "$script")
@@ -76,15 +79,17 @@ echo "Machine: $(machine_description)"
 echo
 echo "pgbench -M prepared -c $CLIENTS -j 2 -T $SECS, median of $ROUNDS rounds (after one unrecorded round)."
 echo
-echo '| write | unwatched TPS | watched TPS | watched / unwatched | deltas TPS | deltas / unwatched | standby records TPS | records / unwatched | runs (unwatched / watched / deltas / records) |'
-echo '|---|---|---|---|---|---|---|---|---|'
+echo '| write | unwatched TPS | watched TPS | watched / unwatched | deltas TPS | deltas / unwatched | scopes TPS | scopes / unwatched | standby records TPS | records / unwatched | runs (unwatched / watched / deltas / scopes / records) |'
+echo '|---|---|---|---|---|---|---|---|---|---|---|'
 for script in update insert; do
   u=$(printf '%s\n' ${tps[unwatched.$script]} | median)
   w=$(printf '%s\n' ${tps[watched.$script]} | median)
   d=$(printf '%s\n' ${tps[deltas.$script]} | median)
+  c=$(printf '%s\n' ${tps[scopes.$script]} | median)
   r=$(printf '%s\n' ${tps[records.$script]} | median)
-  awk -v s="$script" -v u="$u" -v w="$w" -v d="$d" -v r="$r" -v ru="${tps[unwatched.$script]}" -v rw="${tps[watched.$script]}" \
-      -v rd="${tps[deltas.$script]}" -v rr="${tps[records.$script]}" 'BEGIN {
-    printf "| single-row %s | %.0f | %.0f | %.3f | %.0f | **%.3f** | %.0f | **%.3f** | %s / %s / %s / %s |\n",
-      toupper(s), u, w, w / u, d, d / u, r, r / u, ru, rw, rd, rr }'
+  awk -v s="$script" -v u="$u" -v w="$w" -v d="$d" -v c="$c" -v r="$r" -v ru="${tps[unwatched.$script]}" \
+      -v rw="${tps[watched.$script]}" -v rd="${tps[deltas.$script]}" -v rc="${tps[scopes.$script]}" \
+      -v rr="${tps[records.$script]}" 'BEGIN {
+    printf "| single-row %s | %.0f | %.0f | %.3f | %.0f | **%.3f** | %.0f | **%.3f** | %.0f | **%.3f** | %s / %s / %s / %s / %s |\n",
+      toupper(s), u, w, w / u, d, d / u, c, c / u, r, r / u, ru, rw, rd, rc, rr }'
 done

@@ -180,6 +180,7 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
     uint32_t bucket = uint32_t(hash & (shared_->cfg.nbuckets - 1));
     uint32_t part = partition_of(hash);
     LookupStatus status = LookupStatus::Miss;
+    bool lagging = false;
 
     locks_->lock_partition(part, false);
     for (Entry *e = entry_at(shared_->buckets[bucket].load(std::memory_order_relaxed)); e;
@@ -208,6 +209,7 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
         } else if (own_writes.intersects(e->deps(), e->ndeps)) {
             status = LookupStatus::OwnWrites;
         } else if (sink.accept(view_of(e))) {
+            lagging = carry_lagging(e);
             // Write the CLOCK bit only when it changes: hits stay read-only
             // on the entry's cache line in the steady state.
             if (!e->referenced.load(std::memory_order_relaxed))
@@ -223,7 +225,51 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
         break;
     }
     locks_->unlock_partition(part);
+    if (lagging) advance_carry_position(hash, key, key_len);
     return status;
+}
+
+// A scoped entry kept by deltas (docs/consistency.md, "Scopes") whose carry
+// position is far behind its table's counter: writes to other scopes since
+// then, which a carry would read and a gap among would make it recompute.
+bool Store::carry_lagging(const Entry *e) const noexcept {
+    for (uint32_t i = 0; i < e->ndeps; i++) {
+        const DepStamp &d = e->deps()[i];
+        if ((d.flags & (kCarryPosition | kDeltaStamp)) == (kCarryPosition | kDeltaStamp) &&
+            gens_.read(d.slot) - d.generation >= kCarryLag)
+            return true;
+    }
+    return false;
+}
+
+// Moves the carry position of a current scoped entry up to its table's
+// counter. Sound because the counter is read first and the guards after:
+// a commit whose bump of the table's counter was read and that touched the
+// entry's scopes announced them before that bump and withdraws the
+// announcement only after bumping them, so the guards show it (pending or
+// moved) and nothing is advanced; otherwise every commit up to the value
+// read left the entry's scopes alone, and the entry is exact as of it.
+void Store::advance_carry_position(uint64_t hash, const char *key, uint32_t key_len) noexcept {
+    uint32_t bucket = uint32_t(hash & (shared_->cfg.nbuckets - 1));
+    uint32_t part = partition_of(hash);
+    locks_->lock_partition(part, true);
+    for (Entry *e = entry_at(shared_->buckets[bucket].load(std::memory_order_relaxed)); e; e = entry_at(e->next)) {
+        if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0) continue;
+        if (e->pins.load(std::memory_order_relaxed) != 0) break;
+        auto *deps = const_cast<DepStamp *>(e->deps());
+        uint32_t at = e->ndeps;
+        for (uint32_t i = 0; i < e->ndeps; i++)
+            if (!guards(deps[i])) {
+                if (at != e->ndeps) at = e->ndeps + 1;  // more than one: leave it
+                else at = i;
+            }
+        if (at >= e->ndeps) break;
+        uint64_t now = gens_.read(deps[at].slot);
+        if (now > deps[at].generation && gens_.check(deps, e->ndeps) == Generations::StampState::Current)
+            deps[at].generation = now;
+        break;
+    }
+    locks_->unlock_partition(part);
 }
 
 void *Store::allocate(uint64_t bytes) noexcept {

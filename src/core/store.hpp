@@ -21,13 +21,17 @@
 //     never the reverse, and never two partition locks at once.
 //   - Not under any lock: the clock hand and every counter (atomics), the
 //     entry's referenced bit (an atomic byte written only when it changes),
-//     and the generations. A hit therefore takes exactly one shared lock.
+//     and the generations.
 //   - An entry is immutable between being linked and being freed, so a
 //     reader holding the shared partition lock may read it freely. The one
 //     exception: revise_stamps may advance the stamps of an entry kept by
 //     deltas in place, under the exclusive partition lock and only while it
 //     has no pins (a pinned entry is read without the lock). Its payload
-//     stays: the entry is exact at the old stamps and at the new ones.
+//     stays: the entry is exact at the old stamps and at the new ones. A
+//     hit on a scoped entry advances its carry position the same way
+//     (advance_carry_position), after releasing its shared lock. A hit
+//     therefore takes exactly one shared lock, and at most one in
+//     kCarryLag of a scoped entry's hits an exclusive one after it.
 //   - Pins (atomic) are taken under the shared partition lock and dropped
 //     under it; unlinking happens under the exclusive lock, so an unlinker
 //     either sees the pin (and leaves the free to the last unpin) or frees
@@ -189,6 +193,10 @@ public:
     // unless it is pinned; without to, removes it (it can never be carried
     // or be current again). False if the entry is not there any more (or
     // was replaced, or is pinned).
+    // How far (in bumps) a hit lets a scoped entry's carry position fall
+    // behind its table's counter before it moves it up (lookup does).
+    static constexpr uint64_t kCarryLag = 64;
+
     bool revise_stamps(uint64_t hash, const char *key, uint32_t key_len, const DepStamp *from, uint32_t ndeps,
                        const DepStamp *to, Micros stamped_at = 0) noexcept;
 
@@ -222,6 +230,8 @@ private:
     Entry *entry_at(uint64_t offset) const noexcept;
     uint64_t offset_of(const Entry *e) const noexcept;
     bool entry_is_current(const Entry *e) const noexcept;
+    bool carry_lagging(const Entry *e) const noexcept;
+    void advance_carry_position(uint64_t hash, const char *key, uint32_t key_len) noexcept;
     void *allocate(uint64_t bytes) noexcept;
     void *allocate_evicting(uint64_t bytes) noexcept;
     void release(Entry *chain) noexcept;

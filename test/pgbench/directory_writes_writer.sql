@@ -19,9 +19,13 @@
 -- never make a statement fail. Every statement matches a row with any
 -- seed size; hires and removes balance, so the head count stays about the
 -- same. bench/directory_writes.sh creates bench.managers and passes
--- -D max_id=N (the seed size).
---   pgbench -n -M prepared -c 1 --rate 10 -D max_id=500000 -f directory_writes_writer.sql <db>
+-- -D max_id=N (the seed size) and -D title_only=0, or 1 for title changes
+-- only: the cheapest write, for high rates (--writer title).
+--   pgbench -n -M prepared -c 1 --rate 10 -D max_id=500000 -D title_only=0 -f directory_writes_writer.sql <db>
 \set kind random(1, 100)
+\if :title_only
+\set kind 45
+\endif
 \set r random(2, :max_id)
 \set r2 random(2, :max_id)
 \set last random(1, 68)

@@ -378,3 +378,44 @@ TEST(Store, ScopedEntryIgnoresItsCarryPosition) {
     t.gens.end_commit(scope);
     EXPECT_EQ(lookup(t, 5, "team=77"), LookupStatus::Stale);
 }
+
+// A hit moves a scoped entry's carry position up once it lags its table's
+// counter by kCarryLag bumps (writes to other scopes), so a later carry
+// reads only the records since; never while a commit on its scope is in
+// progress, and never past a bump of its scope.
+TEST(Store, HitAdvancesALaggingCarryPosition) {
+    TestStore t(1 << 20);
+    uint32_t table = Generations::slot_of(1, GenerationKind::Relation, 16401);
+    uint32_t scope = Generations::slot_of(1, GenerationKind::Scope, 78);
+    uint64_t start = t.gens.read(table);
+    std::vector<DepStamp> deps = {{table, kCarryPosition | kDeltaStamp | kDataStamp, start},
+                                  {scope, kScopeStamp | kDataStamp, t.gens.read(scope)}};
+    t.store.insert(parts(6, "team=78", "v", deps), kNoLimit);
+    auto carry_position = [&]() {
+        t.gens.begin_commit(scope);  // hides it: a stale lookup copies its stamps
+        uint64_t at = 0;
+        struct StampSink : pgmemo::testing::CopySink {
+            uint64_t *at;
+            bool accept_stale(const EntryView &e, const StaleInfo &) noexcept override {
+                *at = e.deps[0].generation;
+                return false;
+            }
+        } sink;
+        sink.at = &at;
+        t.store.lookup(6, "team=78", 7, {}, sink);
+        t.gens.end_commit(scope);
+        return at;
+    };
+    for (uint64_t i = 0; i < Store::kCarryLag - 1; i++) t.gens.bump(table, 0);
+    EXPECT_EQ(lookup(t, 6, "team=78"), LookupStatus::Hit);
+    EXPECT_EQ(carry_position(), start) << "within the lag: left alone";
+    t.gens.bump(table, 0);
+    t.gens.begin_commit(scope);
+    EXPECT_EQ(lookup(t, 6, "team=78"), LookupStatus::Miss) << "its scope's commit in progress";
+    t.gens.end_commit(scope);
+    EXPECT_EQ(carry_position(), start) << "not advanced while hidden";
+    EXPECT_EQ(lookup(t, 6, "team=78"), LookupStatus::Hit);
+    EXPECT_EQ(carry_position(), t.gens.read(table)) << "advanced to the table's counter";
+    t.gens.bump(scope, 0);
+    EXPECT_EQ(lookup(t, 6, "team=78"), LookupStatus::Stale) << "its scope moved: stale as before";
+}
