@@ -27,7 +27,8 @@ Generations Generations::attach(void *counters) noexcept {
 
 uint32_t Generations::slot_of(uint32_t dbid, GenerationKind kind, uint32_t oid) noexcept {
     uint64_t h = hash_mix((uint64_t(dbid) << 32) | uint64_t(kind), oid);
-    return uint32_t(h & (kSlots - 1));
+    if (kind == GenerationKind::Scope) return kSlots - kScopeSlots + uint32_t(h & (kScopeSlots - 1));
+    return uint32_t(h & (kSlots - kScopeSlots - 1));
 }
 
 }  // namespace pgmemo

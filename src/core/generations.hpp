@@ -14,6 +14,9 @@
 // Two objects may share a counter. That only makes one's writes invalidate
 // the other's entries too: over-invalidation is safe, under-invalidation is
 // not, and a fixed array needs no locks, no allocation and no capacity limit.
+// Scopes have the upper half to themselves: the many values writes bump
+// would otherwise land, now and then, on a counter that every entry of a
+// database depends on (its routines, a table's definition or AnyScope).
 // noexcept means "throws no C++ exception" (see StoreLocks in store.hpp).
 #pragma once
 
@@ -89,7 +92,8 @@ inline bool kept_by_deltas(const DepStamp *deps, uint32_t ndeps) noexcept {
 
 class Generations {
 public:
-    static constexpr uint32_t kSlots = 1u << 16;
+    static constexpr uint32_t kSlots = 1u << 17;
+    static constexpr uint32_t kScopeSlots = kSlots / 2;  // the upper half: GenerationKind::Scope only
 
     static size_t shared_size() noexcept {
         return (2 * sizeof(std::atomic<uint64_t>) + sizeof(std::atomic<uint32_t>)) * kSlots;

@@ -419,3 +419,14 @@ TEST(Store, HitAdvancesALaggingCarryPosition) {
     t.gens.bump(scope, 0);
     EXPECT_EQ(lookup(t, 6, "team=78"), LookupStatus::Stale) << "its scope moved: stale as before";
 }
+
+// Scope counters and every other kind's never share a slot: a value that
+// writes bump often must not stale every entry of a database.
+TEST(Generations, ScopesHaveTheirOwnSlots) {
+    for (uint32_t i = 0; i < 100000; i++) {
+        EXPECT_GE(Generations::slot_of(1, GenerationKind::Scope, i), Generations::kSlots - Generations::kScopeSlots);
+        EXPECT_LT(Generations::slot_of(1, GenerationKind::AnyScope, i), Generations::kSlots - Generations::kScopeSlots);
+        EXPECT_LT(Generations::slot_of(1, GenerationKind::Relation, i), Generations::kSlots - Generations::kScopeSlots);
+        if (HasFailure()) break;
+    }
+}
