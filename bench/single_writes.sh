@@ -10,8 +10,8 @@
 # preceded by a restart, VACUUM and CHECKPOINT. Reports the median TPS of each mode and
 # its ratio to the unwatched median.
 #
-#   bench/single_writes.sh [--seconds S] [--rounds N] [--clients C]
-#                          (defaults 10, 5, 4: about 7 minutes)
+#   bench/single_writes.sh [--seconds S] [--rounds N] [--clients C] [--modes "unwatched deltas ..."]
+#                          (defaults 10, 5, 4, all five modes: about 7 minutes)
 # Needs root and an installed pg_memo (scripts/build.sh). Not run by CI.
 set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,12 +19,13 @@ BENCH_PORT=${BENCH_PORT:-55476}
 BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_single}
 BENCH_PRELOAD=pg_memo
 . "$SRC/bench/cluster.sh"
-SECS=10 ROUNDS=5 CLIENTS=4
+SECS=10 ROUNDS=5 CLIENTS=4 MODES="unwatched watched deltas scopes records"
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) SECS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
+    --modes) MODES=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -66,7 +67,7 @@ run() {  # SCRIPT: prints TPS
 
 declare -A tps
 for round in $(seq 0 "$ROUNDS"); do
-  for mode in unwatched watched deltas scopes records; do
+  for mode in $MODES; do
     set_mode "$mode"
     for script in update insert; do
       t=$(run "$script")
@@ -82,6 +83,7 @@ echo
 echo '| write | unwatched TPS | watched TPS | watched / unwatched | deltas TPS | deltas / unwatched | scopes TPS | scopes / unwatched | standby records TPS | records / unwatched | runs (unwatched / watched / deltas / scopes / records) |'
 echo '|---|---|---|---|---|---|---|---|---|---|---|'
 for script in update insert; do
+  for mode in unwatched watched deltas scopes records; do [ -n "${tps[$mode.$script]:-}" ] || tps[$mode.$script]=0; done
   u=$(printf '%s\n' ${tps[unwatched.$script]} | median)
   w=$(printf '%s\n' ${tps[watched.$script]} | median)
   d=$(printf '%s\n' ${tps[deltas.$script]} | median)
