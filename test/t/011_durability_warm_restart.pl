@@ -100,6 +100,25 @@ my $page_counts = q{SELECT hits || '/' || computations FROM memo.stats WHERE cac
 like(log_of($node, sub { $node->restart }), qr/restored \d+ cached results/, 'fast restart with the directory');
 is($node->safe_psql('postgres', $directory_page), $page_rows, 'the same first page after the restart');
 is($node->safe_psql('postgres', $page_counts), '1/0', 'the first cached_list_employees(1) after the restart is a hit');
+
+# Scopes (1.2: the directory's path and id): the restored scope counters are
+# the saved ones. A team's page restored, a write elsewhere leaves it a hit;
+# a write in its subtree is seen.
+my ($team, $elsewhere) = split /\|/, $node->safe_psql('postgres', q{
+  SELECT t.id, (SELECT e.id FROM directory.employees e WHERE NOT e.path @> ARRAY[t.id] AND e.id > 1 ORDER BY e.id DESC LIMIT 1)
+    FROM directory.employees t WHERE t.sub_org_size > 2 AND t.id > 1 ORDER BY t.id LIMIT 1});
+my $team_page = qq{SELECT string_agg(x.title, ',' ORDER BY x.id) FROM directory.cached_list_employees($team) x};
+my $team_truth = qq{SELECT string_agg(x.title, ',' ORDER BY x.id) FROM directory.list_employees($team) x};
+$node->safe_psql('postgres', $team_page);
+like(log_of($node, sub { $node->restart }), qr/restored \d+ cached results/, 'fast restart with a team page');
+$node->safe_psql('postgres', qq{UPDATE directory.employees SET title = 'Elsewhere' WHERE id = $elsewhere});
+is($node->safe_psql('postgres', $team_page), $node->safe_psql('postgres', $team_truth), 'the team page after the restart');
+is($node->safe_psql('postgres', $page_counts), '1/0', 'a plain hit: the write was in another scope');
+$node->safe_psql('postgres', qq{UPDATE directory.employees SET title = 'Inside'
+                                 WHERE id = (SELECT x.id FROM directory.list_employees($team) x LIMIT 1)});
+is($node->safe_psql('postgres', $team_page), $node->safe_psql('postgres', $team_truth),
+   'a write in its scope after the restart is seen');
+like($node->safe_psql('postgres', $team_page), qr/Inside/, 'the new title on the page');
 $node->safe_psql('postgres', 'DROP EXTENSION pg_memo_directory');
 
 # (c) An immediate stop is a crash: nothing saved, nothing restored.

@@ -6,6 +6,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/typcache.h"
@@ -79,21 +80,45 @@ bool may_have_scope_columns(Relation rel) {
     return false;
 }
 
+namespace {
+
+// Whether the hash function is one the equality operator's hash operator
+// families register for it: the check asks the catalogs, and a writer asks
+// per statement, so the answers are kept per (equality, hash function).
+// The type cache gives both afresh each time: a change to either is a new
+// question.
+bool hash_agrees_with_equality(Oid equality, Oid hash_proc) {
+    struct Answer {
+        Oid equality, hash_proc;
+        bool agrees;
+    };
+    static Answer answers[16];
+    static int nanswers = 0;
+    for (int i = 0; i < nanswers; i++)
+        if (answers[i].equality == equality && answers[i].hash_proc == hash_proc) return answers[i].agrees;
+    RegProcedure lhs, rhs;
+    bool agrees = get_op_hash_functions(equality, &lhs, &rhs) && lhs == hash_proc && rhs == hash_proc;
+    answers[nanswers < 16 ? nanswers++ : 15] = Answer{equality, hash_proc, agrees};
+    return agrees;
+}
+
+}  // namespace
+
 bool scope_hasher_for(Oid column_type, Oid collation, ScopeHasher *out) {
     *out = ScopeHasher{};
-    Oid elem = get_element_type(column_type);
-    out->is_array = OidIsValid(elem);
-    out->value_type = out->is_array ? elem : column_type;
+    TypeCacheEntry *column = lookup_type_cache(column_type, 0);
+    out->is_array = OidIsValid(column->typelem) && column->typlen == -1 && column->typsubscript == F_ARRAY_SUBSCRIPT_HANDLER;
+    out->value_type = out->is_array ? column->typelem : column_type;
     out->collation = collation;
     TypeCacheEntry *tc = lookup_type_cache(out->value_type, TYPECACHE_EQ_OPR | TYPECACHE_HASH_PROC_FINFO);
-    if (!OidIsValid(tc->eq_opr) || !OidIsValid(tc->hash_proc)) return false;
     // The hash must agree with the equality that decides membership.
-    RegProcedure lhs, rhs;
-    if (!get_op_hash_functions(tc->eq_opr, &lhs, &rhs) || lhs != tc->hash_proc || rhs != tc->hash_proc)
+    if (!OidIsValid(tc->eq_opr) || !OidIsValid(tc->hash_proc) || !hash_agrees_with_equality(tc->eq_opr, tc->hash_proc))
         return false;
     out->equality = tc->eq_opr;
     out->hash = &tc->hash_proc_finfo;
-    get_typlenbyvalalign(out->value_type, &out->elem_len, &out->elem_byval, &out->elem_align);
+    out->elem_len = tc->typlen;
+    out->elem_byval = tc->typbyval;
+    out->elem_align = tc->typalign;
     return true;
 }
 
