@@ -39,6 +39,16 @@ sub dtab {
       . "SELECT memo.watch('$name', deltas => true);";
 }
 
+# A table watched with deltas and scope columns g and tags (1.2,
+# docs/consistency.md "Scopes"): an entry pinning them depends on its
+# values' counters only.
+sub stab {
+    my ($name, $n) = @_;
+    return "CREATE TABLE $name (x int PRIMARY KEY, g int, tags int[], note text); "
+      . "INSERT INTO $name SELECT i, i % 3, ARRAY[i % 4, 4 + i % 3], 'n' || i FROM generate_series(1, $n) i; "
+      . "SELECT memo.watch('$name', true, '{g, tags}');";
+}
+
 # The opclass probes: a composite type whose new default btree operator
 # class orders (and compares) by x, reversed.
 sub reversed_pair {
@@ -1083,6 +1093,47 @@ sub adversarial_probes {
         # Tables watched with deltas; the cached queries qualify (a count, a
         # page ordered with LIMIT), so a write is carried forward unless its
         # rows cannot be accounted for. Every change changes the result.
+        # Tables with scope columns: each write changes the cached scope's
+        # rows only through the row it moves, the array element it drops,
+        # the NULL it writes, or a write its rows cannot tell.
+        {   name   => 'scope.row_moves_out',
+            setup  => stab('adv_s1', 12),
+            kind   => 'count', query => 'SELECT * FROM adv_s1 WHERE g = $1', params => ['0'],
+            change => 'UPDATE adv_s1 SET g = 1 WHERE x = 3;',
+            after  => 'UPDATE adv_s1 SET g = 2 WHERE x = 6;' },
+        {   name   => 'scope.row_moves_in',
+            setup  => stab('adv_s2', 12),
+            kind   => 'list', query => 'SELECT x FROM adv_s2 WHERE g = $1 ORDER BY x LIMIT 3', params => ['0'],
+            cols   => 'x int',
+            change => 'UPDATE adv_s2 SET g = 0 WHERE x = 1;' },
+        {   name   => 'scope.array_loses_element',
+            setup  => stab('adv_s3', 12),
+            kind   => 'count', query => 'SELECT * FROM adv_s3 WHERE tags @> ARRAY[$1::int]', params => ['5'],
+            change => 'UPDATE adv_s3 SET tags = array_remove(tags, 5) WHERE x = 1;',
+            after  => 'UPDATE adv_s3 SET tags = tags || 5 WHERE x = 2;' },
+        {   name   => 'scope.array_set_null',
+            setup  => stab('adv_s4', 12),
+            kind   => 'list', query => 'SELECT x FROM adv_s4 WHERE $1::int = ANY (tags) ORDER BY x', params => ['1'],
+            cols   => 'x int',
+            change => 'UPDATE adv_s4 SET tags = NULL WHERE x = 1;',
+            after  => 'UPDATE adv_s4 SET tags = ARRAY[1] WHERE x = 2;' },
+        {   name   => 'scope.in_list_delete',
+            setup  => stab('adv_s5', 12),
+            kind   => 'count', query => 'SELECT * FROM adv_s5 WHERE g IN ($1::int, $2::int)', params => ['0', '2'],
+            change => 'DELETE FROM adv_s5 WHERE x = 5;' },
+        {   name   => 'scope.union_other_branch',
+            setup  => stab('adv_s6', 12),
+            kind   => 'count', query => 'SELECT x FROM adv_s6 WHERE g = $1 UNION ALL SELECT x FROM adv_s6 WHERE tags @> ARRAY[$2::int]',
+            params => ['0', '6'],
+            change => 'UPDATE adv_s6 SET tags = ARRAY[6] WHERE x = 1;' },
+        {   name   => 'scope.truncate',
+            setup  => stab('adv_s7', 12),
+            kind   => 'count', query => 'SELECT * FROM adv_s7 WHERE g = $1', params => ['0'],
+            change => q{TRUNCATE adv_s7; INSERT INTO adv_s7 VALUES (1, 0, '{}', 'n');} },
+        {   name   => 'scope.columns_dropped_then_write',
+            setup  => stab('adv_s8', 12),
+            kind   => 'count', query => 'SELECT * FROM adv_s8 WHERE g = $1', params => ['0'],
+            change => q{SELECT memo.watch('adv_s8', deltas => true); UPDATE adv_s8 SET g = 0 WHERE x = 1;} },
         {   name   => 'delta.insert_on_conflict_update',
             setup  => dtab('adv_d1', 9),
             kind   => 'count', query => 'SELECT * FROM adv_d1 WHERE g = $1', params => ['0'],
