@@ -44,8 +44,9 @@ enum class GenerationKind : uint32_t {
     Scope = 8,     // the rows of a table whose scope column holds one value, by a
                    // hash of (table, column, value): bumped by row writes whose
                    // old or new rows hold it (docs/consistency.md, "Scopes")
-    AnyScope = 9,  // every scope of a table, by pg_class OID: bumped by the writes
-                   // that cannot name their scopes (TRUNCATE, DDL, bulk statements)
+    AnyScope = 9,  // every scope of a table, by pg_class OID: bumped by the row
+                   // writes that cannot name their scopes (TRUNCATE, bulk
+                   // statements, apply workers); DDL moves Definition instead
 };
 
 // One dependency of a cache entry: which counter, and its value when read.

@@ -257,13 +257,10 @@ void Store::advance_carry_position(uint64_t hash, const char *key, uint32_t key_
         if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0) continue;
         if (e->pins.load(std::memory_order_relaxed) != 0) break;
         auto *deps = const_cast<DepStamp *>(e->deps());
-        uint32_t at = e->ndeps;
+        uint32_t at = 0, positions = 0;
         for (uint32_t i = 0; i < e->ndeps; i++)
-            if (!guards(deps[i])) {
-                if (at != e->ndeps) at = e->ndeps + 1;  // more than one: leave it
-                else at = i;
-            }
-        if (at >= e->ndeps) break;
+            if (!guards(deps[i])) at = i, positions++;
+        if (positions != 1) break;  // scopes cover one table
         uint64_t now = gens_.read(deps[at].slot);
         if (now > deps[at].generation && gens_.check(deps, e->ndeps) == Generations::StampState::Current)
             deps[at].generation = now;
