@@ -31,17 +31,20 @@ SELECT memo.reset_stats();
 SELECT count(*) > 0 AS read FROM teams t, directory.cached_list_employees(t.id) x;
 
 -- The entries carried or computed, and the bound: the page and count of
--- each cached team whose subtree holds a written employee.
+-- each cached team whose subtree holds a written employee. Scope values
+-- share 65,536 counters by hash (docs/consistency.md, "Scopes"), so an
+-- untouched team may share one with a written value: about 0.3 teams in a
+-- run here, and which ones changes with the OIDs an install hands out. Up
+-- to 5 such teams are allowed (more is unlikely by far: below 1 in 100,000).
 SELECT sum(calls) AS reads, sum(delta_kept + delta_corrected) + sum(computations) <= 2 *
-         (SELECT count(*) FROM teams t
-           WHERE EXISTS (SELECT 1 FROM written w JOIN directory.employees e ON e.id = w.id
-                          WHERE e.path @> ARRAY[t.id])) AS within_bound,
+         ((SELECT count(*) FROM teams t
+            WHERE EXISTS (SELECT 1 FROM written w JOIN directory.employees e ON e.id = w.id
+                           WHERE e.path @> ARRAY[t.id])) + 5) AS within_bound,
        sum(hits) - sum(delta_kept + delta_corrected) >= 2 *
-         (SELECT count(*) FROM teams t
-           WHERE NOT EXISTS (SELECT 1 FROM written w JOIN directory.employees e ON e.id = w.id
-                              WHERE e.path @> ARRAY[t.id])) AS untouched_plain_hits
+         ((SELECT count(*) FROM teams t
+            WHERE NOT EXISTS (SELECT 1 FROM written w JOIN directory.employees e ON e.id = w.id
+                               WHERE e.path @> ARRAY[t.id])) - 5) AS untouched_plain_hits
   FROM memo.stats WHERE datname = current_database() AND cache_name LIKE 'employees.%';
-
 -- And every listing is exact.
 SELECT count(*) AS mismatched_teams FROM teams t
  WHERE (SELECT array_agg(x ORDER BY ordinality) FROM directory.cached_list_employees(t.id) WITH ORDINALITY x)
