@@ -399,3 +399,101 @@ SELECT t.tgrelid::regclass AS table_name,
  WHERE t.tgname = 'pg_memo_invalidate'
    AND t.tgfoid = '@extschema@.invalidation_trigger()'::pg_catalog.regprocedure
    AND @extschema@.is_watch_trigger(t.oid);
+
+-------------------------------------------------------------------------------
+-- memo.params and the memo functions' 1.2 overloads (issue 32): parameters
+-- as drivers bind them, and the relaxations as named arguments.
+--
+-- memo.params is a text array inside; its category is string, so an
+-- untyped argument ('{1,2}', a node-postgres parameter) resolves to it
+-- before text[], and its implicit casts take the arrays drivers bind
+-- (psycopg sends [42] as smallint[]). Each value becomes the text its type
+-- reads back the same in any session: 42 as smallint, integer or text makes
+-- one key. 1.0's text[] functions stay (views and functions may use them);
+-- a text[] argument without options still resolves to them.
+-------------------------------------------------------------------------------
+
+CREATE TYPE @extschema@.params;
+
+CREATE FUNCTION @extschema@.params_in(cstring) RETURNS @extschema@.params
+AS 'MODULE_PATHNAME', 'pg_memo_params_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.params_out(@extschema@.params) RETURNS cstring
+AS 'MODULE_PATHNAME', 'pg_memo_params_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.params_recv(internal) RETURNS @extschema@.params
+AS 'MODULE_PATHNAME', 'pg_memo_params_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.params_send(@extschema@.params) RETURNS bytea
+AS 'MODULE_PATHNAME', 'pg_memo_params_send' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.params_in(cstring) IS 'memo.params from its text form, a text array''s';
+COMMENT ON FUNCTION @extschema@.params_out(@extschema@.params) IS 'memo.params as text, a text array''s form';
+COMMENT ON FUNCTION @extschema@.params_recv(internal) IS 'memo.params from its binary form, a text array''s';
+COMMENT ON FUNCTION @extschema@.params_send(@extschema@.params) IS 'memo.params in binary, a text array''s form';
+
+CREATE TYPE @extschema@.params (
+    INPUT = @extschema@.params_in,
+    OUTPUT = @extschema@.params_out,
+    RECEIVE = @extschema@.params_recv,
+    SEND = @extschema@.params_send,
+    INTERNALLENGTH = VARIABLE,
+    ALIGNMENT = int4,
+    STORAGE = extended,
+    CATEGORY = 'S'
+);
+
+COMMENT ON TYPE @extschema@.params IS
+'The parameters of a memo call: a text array literal, or an array of integers, numerics, floats, booleans, uuids, dates or timestamps, each value taken as its text';
+
+-- STABLE: a timestamptz's text depends on TimeZone.
+CREATE FUNCTION @extschema@.params(anyarray) RETURNS @extschema@.params
+AS 'MODULE_PATHNAME', 'pg_memo_params_from_array' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.params(anyarray) IS
+'The values of an array as memo call parameters: each the text its type reads back the same in any session';
+
+CREATE CAST (text[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (varchar[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (smallint[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (integer[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (bigint[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (numeric[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (real[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (double precision[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (boolean[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (uuid[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (date[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (timestamp[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+CREATE CAST (timestamptz[] AS @extschema@.params) WITH FUNCTION @extschema@.params(anyarray) AS IMPLICIT;
+
+-- The options: NULL is the session's setting (pg_memo.max_staleness,
+-- stale_on_error, error_ttl), so that nothing depends on a session a
+-- transaction pooler shares. params has no default here: a call with two
+-- arguments is 1.0's.
+CREATE FUNCTION @extschema@.list(cache_name text, query text, params @extschema@.params,
+                                 max_staleness interval DEFAULT NULL, stale_on_error interval DEFAULT NULL,
+                                 error_ttl interval DEFAULT NULL)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_memo_list_1_2'
+LANGUAGE C VOLATILE;
+
+COMMENT ON FUNCTION @extschema@.list(text, text, @extschema@.params, interval, interval, interval) IS
+'Rows of one SELECT, memoized, with parameters as drivers bind them and per-call options; use with a column definition list';
+
+CREATE FUNCTION @extschema@.list_as(row_type anyelement, cache_name text, query text, params @extschema@.params,
+                                    max_staleness interval DEFAULT NULL, stale_on_error interval DEFAULT NULL,
+                                    error_ttl interval DEFAULT NULL)
+RETURNS SETOF anyelement
+AS 'MODULE_PATHNAME', 'pg_memo_list_as_1_2'
+LANGUAGE C VOLATILE;
+
+COMMENT ON FUNCTION @extschema@.list_as(anyelement, text, text, @extschema@.params, interval, interval, interval) IS
+'Rows of one SELECT, memoized, typed as row_type (pass NULL::some_type), with parameters as drivers bind them and per-call options';
+
+CREATE FUNCTION @extschema@.count(cache_name text, query text, params @extschema@.params,
+                                  max_staleness interval DEFAULT NULL, stale_on_error interval DEFAULT NULL,
+                                  error_ttl interval DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pg_memo_count_1_2'
+LANGUAGE C VOLATILE;
+
+COMMENT ON FUNCTION @extschema@.count(text, text, @extschema@.params, interval, interval, interval) IS
+'count(*) of the rows of one SELECT, memoized, with parameters as drivers bind them and per-call options';

@@ -13,6 +13,7 @@ extern "C" {
 #include "utils/float.h"
 #include "utils/guc.h"
 #include "utils/guc_tables.h"
+#include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
 #include "utils/xml.h"
 }
@@ -119,6 +120,34 @@ void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call) {
                       &call->nparams);
 
     call->search_path_len = effective_search_path(call->search_path);
+}
+
+void portable_texts(int n, const Oid *types, const Datum *values, const bool *nulls, Datum *texts) {
+    if (n == 0) return;
+    int float_digits = extra_float_digits, date_style = DateStyle, interval_style = IntervalStyle;
+    extra_float_digits = 1;  // the shortest text that reads back exactly
+    DateStyle = USE_ISO_DATES;
+    IntervalStyle = INTSTYLE_POSTGRES;
+    PG_TRY();
+    {
+        Oid type = InvalidOid, output = InvalidOid;
+        for (int i = 0; i < n; i++) {
+            if (nulls[i]) continue;
+            if (types[i] != type) {
+                bool varlena;
+                getTypeOutputInfo(types[i], &output, &varlena);
+                type = types[i];
+            }
+            texts[i] = CStringGetTextDatum(OidOutputFunctionCall(output, values[i]));
+        }
+    }
+    PG_FINALLY();
+    {
+        extra_float_digits = float_digits;
+        DateStyle = date_style;
+        IntervalStyle = interval_style;
+    }
+    PG_END_TRY();
 }
 
 // Whether the search path is still the one the call was keyed with: a

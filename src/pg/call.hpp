@@ -61,6 +61,14 @@ struct Encoded {
 // search path. Raises 22004, 2202E, 42804 or 54000 for bad ones.
 void read_arguments(FunctionCallInfo fcinfo, int first, Kind kind, Call *call);
 
+// Values as text that their types' input functions read back to the same
+// values whatever the session's settings: floats at full precision, dates,
+// times and intervals in styles every setting reads (set for the loop,
+// restored however it ends). Parameters bound with a type: a registered
+// statement's, a driver's typed array (memo.params). texts[i] is left
+// alone where nulls[i].
+void portable_texts(int n, const Oid *types, const Datum *values, const bool *nulls, Datum *texts);
+
 // The schemas names are looked up in, in order (the session's temporary
 // schema first), into path (kMaxSearchPath entries); returns how many.
 // Raises 54000 past kMaxSearchPath.

@@ -17,6 +17,8 @@ import psycopg
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from comparison import Comparison
+
 app_conninfo, truth_conninfo, writer_conninfo, mode = sys.argv[1:5]
 # psycopg's default: server-side prepared after five executions; a
 # transaction pooler (PgBouncer 1.18) cannot keep prepared statements.
@@ -34,27 +36,12 @@ orm_page = (sa.select(items.c.id, items.c.title)
             .order_by(items.c.id).limit(5))
 ORM_SQL = str(orm_page.compile(dialect=postgresql.dialect(paramstyle="pyformat")))
 
-checked = mismatches = errors = 0
-shown = []
+comparison = Comparison()
 
 
 def compare(what, sql, params):
-    global checked, mismatches, errors
-    try:
-        got = app.execute(sql, params).fetchall()
-    except psycopg.Error as e:
-        got = ("error", e.sqlstate)
-    try:
-        want = truth.execute(sql, params).fetchall()
-    except psycopg.Error as e:
-        want = ("error", e.sqlstate)
-    checked += 1
-    if got != want:
-        mismatches += 1
-        if len(shown) < 3:
-            shown.append(f"{what} {params}: got {got!r} want {want!r}")
-    if isinstance(got, tuple):
-        errors += 1
+    comparison.compare(f"{what} {params}", lambda: app.execute(sql, params).fetchall(),
+                       lambda: truth.execute(sql, params).fetchall())
 
 
 for i in range(60):
@@ -66,6 +53,4 @@ for i in range(60):
     if i % 9 == 8:
         writer.execute("INSERT INTO cl_items (team, title) VALUES (%s, 'added')", (team,))
 
-print(f"checked={checked} mismatches={mismatches} errors={errors}")
-for line in shown:
-    print(line)
+comparison.report()

@@ -10,8 +10,6 @@ extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/builtins.h"
-#include "utils/datetime.h"
-#include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 }
@@ -39,15 +37,16 @@ struct MemoScanState {
 extern const CustomScanMethods plan_methods;
 extern const CustomExecMethods exec_methods;
 
-// One parameter's value as text, under the styles read_parameters sets.
-Datum parameter_text(Oid type, Datum value) {
-    Oid output;
-    bool varlena;
-    getTypeOutputInfo(type, &output, &varlena);
-    return CStringGetTextDatum(OidOutputFunctionCall(output, value));
-}
-
-void read_each_parameter(ParamListInfo params, int n, Oid *types, Call *call) {
+// The statement's parameters as its client bound them, as text that reads
+// back to the same values in any session (portable_texts).
+void read_parameters(ParamListInfo params, Call *call) {
+    int n = params ? params->numParams : 0;
+    auto *types = static_cast<Oid *>(palloc(sizeof(Oid) * (n + 1)));
+    auto *values = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
+    call->param_values = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
+    call->param_nulls = static_cast<bool *>(palloc(sizeof(bool) * (n + 1)));
+    call->nparams = n;
+    call->param_types = types;
     for (int i = 0; i < n; i++) {
         ParamExternData workspace;
         ParamExternData *p = params->paramFetch ? params->paramFetch(params, i + 1, false, &workspace)
@@ -55,35 +54,9 @@ void read_each_parameter(ParamListInfo params, int n, Oid *types, Call *call) {
         // A parameter the statement never uses may come without a type.
         types[i] = OidIsValid(p->ptype) ? p->ptype : TEXTOID;
         call->param_nulls[i] = p->isnull || !OidIsValid(p->ptype);
-        call->param_values[i] = call->param_nulls[i] ? (Datum)0 : parameter_text(p->ptype, p->value);
+        values[i] = p->value;
     }
-}
-
-// The statement's parameters as its client bound them, each as text that
-// its type's input function reads back to the same value in any session:
-// floats at full precision, dates and intervals in styles every setting
-// reads (set once for all of them, restored however it ends).
-void read_parameters(ParamListInfo params, Call *call) {
-    int n = params ? params->numParams : 0;
-    auto *types = static_cast<Oid *>(palloc(sizeof(Oid) * (n + 1)));
-    call->param_values = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
-    call->param_nulls = static_cast<bool *>(palloc(sizeof(bool) * (n + 1)));
-    call->nparams = n;
-    call->param_types = types;
-    if (n == 0) return;
-    int float_digits = extra_float_digits, date_style = DateStyle, interval_style = IntervalStyle;
-    extra_float_digits = 1;
-    DateStyle = USE_ISO_DATES;
-    IntervalStyle = INTSTYLE_POSTGRES;
-    PG_TRY();
-    { read_each_parameter(params, n, types, call); }
-    PG_FINALLY();
-    {
-        extra_float_digits = float_digits;
-        DateStyle = date_style;
-        IntervalStyle = interval_style;
-    }
-    PG_END_TRY();
+    portable_texts(n, types, values, call->param_nulls, call->param_values);
 }
 
 void fill(MemoScanState *s) {

@@ -12,6 +12,7 @@
 #include "invalidate/catalog_changes.hpp"
 #include "invalidate/watch.hpp"
 #include "planner/statement_text.hpp"
+#include "serve/call_options.hpp"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -140,10 +141,7 @@ CheckedStatement check_statement(const char *query_text, const char *what) {
 }
 
 void check_not_negative(FunctionCallInfo fcinfo, int arg, const char *name) {
-    if (PG_ARGISNULL(arg)) return;
-    Interval *v = PG_GETARG_INTERVAL_P(arg);
-    if (v->month < 0 || v->day < 0 || v->time < 0)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must not be negative", name)));
+    if (!PG_ARGISNULL(arg)) check_option_not_negative(PG_GETARG_DATUM(arg), name);
 }
 
 // Runs one statement of memo.statements' keeping as the table's owner (the

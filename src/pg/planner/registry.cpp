@@ -1,5 +1,6 @@
 // This backend's copy of its database's registrations (registry.hpp).
 #include "planner/registry.hpp"
+#include "serve/call_options.hpp"
 
 extern "C" {
 #include "access/genam.h"
@@ -58,13 +59,7 @@ void mark_out_of_date(Datum, Oid relid) {
     }
 }
 
-int interval_ms(Datum d, bool isnull) {
-    if (isnull) return 0;
-    Interval *v = DatumGetIntervalP(d);
-    double ms = (double(v->month) * DAYS_PER_MONTH * SECS_PER_DAY + double(v->day) * SECS_PER_DAY) * 1000.0 +
-                double(v->time) / 1000.0;
-    return ms >= double(PG_INT32_MAX) ? PG_INT32_MAX : int(ms);
-}
+int interval_ms(Datum d, bool isnull) { return isnull ? 0 : interval_option_ms(d); }
 
 HTAB *new_table(const char *name, Size keysize, Size entrysize) {
     HASHCTL ctl;

@@ -26,13 +26,20 @@ extern "C" {
 PG_FUNCTION_INFO_V1(pg_memo_list);
 PG_FUNCTION_INFO_V1(pg_memo_list_as);
 PG_FUNCTION_INFO_V1(pg_memo_count);
+PG_FUNCTION_INFO_V1(pg_memo_list_1_2);
+PG_FUNCTION_INFO_V1(pg_memo_list_as_1_2);
+PG_FUNCTION_INFO_V1(pg_memo_count_1_2);
 Datum pg_memo_list(PG_FUNCTION_ARGS);
 Datum pg_memo_list_as(PG_FUNCTION_ARGS);
 Datum pg_memo_count(PG_FUNCTION_ARGS);
+Datum pg_memo_list_1_2(PG_FUNCTION_ARGS);
+Datum pg_memo_list_as_1_2(PG_FUNCTION_ARGS);
+Datum pg_memo_count_1_2(PG_FUNCTION_ARGS);
 }
 
 #include "deltas/delta_apply.hpp"
 #include "compute/learned_reads.hpp"
+#include "serve/call_options.hpp"
 #include "serve/older_answers.hpp"
 #include "serve/serve_statement.hpp"
 #include "durability/wal_records.hpp"
@@ -171,6 +178,26 @@ Result memoize(const Call &call) {
     return older_on_error(older, slot, run_miss_path, &miss);
 }
 
+// The memoized result with options in place of the session's settings, for
+// this call only (restored however it ends).
+Result memoize_with(const Call &call, const StatementOptions &options) {
+    int max_staleness = guc_max_staleness_ms, stale_on_error = guc_stale_on_error_ms, error_ttl = guc_error_ttl_ms;
+    guc_max_staleness_ms = options.max_staleness_ms;
+    guc_stale_on_error_ms = options.stale_on_error_ms;
+    guc_error_ttl_ms = options.error_ttl_ms;
+    Result r{};
+    PG_TRY();
+    { r = memoize(call); }
+    PG_FINALLY();
+    {
+        guc_max_staleness_ms = max_staleness;
+        guc_stale_on_error_ms = stale_on_error;
+        guc_error_ttl_ms = error_ttl;
+    }
+    PG_END_TRY();
+    return r;
+}
+
 }  // namespace
 
 namespace {
@@ -212,7 +239,15 @@ Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, 
     return (Datum)0;
 }
 
-Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
+// 1.2's overloads take the options after the parameters (kNoOptions: 1.0's).
+constexpr int kNoOptions = -1;
+
+Result memoize_call(FunctionCallInfo fcinfo, const Call &call, int options_arg) {
+    if (options_arg == kNoOptions) return memoize(call);
+    return memoize_with(call, call_options(fcinfo, options_arg));
+}
+
+Datum list_entry(FunctionCallInfo fcinfo, int first_arg, int options_arg) {
     TupleDesc expected = expected_row_type(fcinfo);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, CurrentResourceOwner, expected,
@@ -220,44 +255,40 @@ Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
     Call call;
     read_arguments(fcinfo, first_arg, Kind::List, &call);
     call.spill = &spill;
-    return return_rows(fcinfo, expected, memoize(call), &spill);
+    return return_rows(fcinfo, expected, memoize_call(fcinfo, call, options_arg), &spill);
 }
 
 }  // namespace
 
 Served serve_statement(const Call &call, const StatementOptions &options) {
-    // The registration's options stand in for the session's settings for
-    // this call only, restored however it ends.
-    int max_staleness = guc_max_staleness_ms, stale_on_error = guc_stale_on_error_ms, error_ttl = guc_error_ttl_ms;
-    guc_max_staleness_ms = options.max_staleness_ms;
-    guc_stale_on_error_ms = options.stale_on_error_ms;
-    guc_error_ttl_ms = options.error_ttl_ms;
-    PG_TRY();
-    {
-        Result r = memoize(call);
-        put_result_rows(r, call.spill);
-    }
-    PG_FINALLY();
-    {
-        guc_max_staleness_ms = max_staleness;
-        guc_stale_on_error_ms = stale_on_error;
-        guc_error_ttl_ms = error_ttl;
-    }
-    PG_END_TRY();
+    put_result_rows(memoize_with(call, options), call.spill);
     return last_served;
 }
 
 }  // namespace pgmemo
 
-Datum pg_memo_list(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 0); }
+namespace pgmemo {
+namespace {
 
-Datum pg_memo_list_as(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 1); }
-
-Datum pg_memo_count(PG_FUNCTION_ARGS) {
-    pgmemo::Call call;
-    pgmemo::read_arguments(fcinfo, 0, pgmemo::Kind::Count, &call);
-    pgmemo::Result r = pgmemo::memoize(call);
-    pgmemo::ResultReader rd(r.payload, r.len);
-    if (!rd.valid() || rd.kind() != pgmemo::ResultKind::Count) elog(ERROR, "pg_memo: corrupt count result");
+Datum count_entry(FunctionCallInfo fcinfo, int options_arg) {
+    Call call;
+    read_arguments(fcinfo, 0, Kind::Count, &call);
+    Result r = memoize_call(fcinfo, call, options_arg);
+    ResultReader rd(r.payload, r.len);
+    if (!rd.valid() || rd.kind() != ResultKind::Count) elog(ERROR, "pg_memo: corrupt count result");
     PG_RETURN_INT64(rd.count());
 }
+
+}  // namespace
+}  // namespace pgmemo
+
+// 1.0's: (cache_name, query, params text[]).
+Datum pg_memo_list(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 0, pgmemo::kNoOptions); }
+Datum pg_memo_list_as(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 1, pgmemo::kNoOptions); }
+Datum pg_memo_count(PG_FUNCTION_ARGS) { return pgmemo::count_entry(fcinfo, pgmemo::kNoOptions); }
+
+// 1.2's: (cache_name, query, params memo.params, max_staleness,
+// stale_on_error, error_ttl).
+Datum pg_memo_list_1_2(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 0, 3); }
+Datum pg_memo_list_as_1_2(PG_FUNCTION_ARGS) { return pgmemo::list_entry(fcinfo, 1, 4); }
+Datum pg_memo_count_1_2(PG_FUNCTION_ARGS) { return pgmemo::count_entry(fcinfo, 3); }
