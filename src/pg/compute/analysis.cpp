@@ -4,6 +4,7 @@
 // Runs on the miss path only, on the rewritten query tree (views expanded,
 // so their base tables are found too).
 #include "compute/analysis.hpp"
+#include "compute/stable_functions.hpp"
 #include "durability/wal_records.hpp"
 
 extern "C" {
@@ -287,7 +288,8 @@ bool note_function(Oid funcid, void *context) {
     HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for function %u", funcid);
     auto *proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
-    if (proc->provolatile != PROVOLATILE_IMMUTABLE && !OidIsValid(c->first_mutable_function))
+    if (proc->provolatile != PROVOLATILE_IMMUTABLE && !depends_only_on_keyed_settings(funcid) &&
+        !OidIsValid(c->first_mutable_function))
         c->first_mutable_function = funcid;
     // A SQL or PL function's body is parsed and run as the caller: EXECUTE
     // on what it calls, USAGE on what it names. A hit cannot repeat those
@@ -597,7 +599,7 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
                         errmsg("pg_memo cannot cache a query that calls %s, which is not IMMUTABLE",
                                format_procedure(c.first_mutable_function)),
                         errdetail("Its result could change without any write to a watched table."),
-                        errhint("Pass such values (for example now()) as parameters instead.")));
+                        errhint("%s", mutable_function_hint(c.first_mutable_function))));
     if (c.mutable_expression)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo cannot cache a query that uses CURRENT_USER, CURRENT_DATE, "
