@@ -61,11 +61,21 @@ enum Counter : int {
     kBypassNotWatched,         // computed, not stored: it reads an unwatched table
     kBypassReadsUnnamed,       // computed, not stored: its functions read what its text does not name
     kRefusedPlans,             // plannings of a registered statement refused
+    // Why entries were computed again (memo.recompute_reasons): each
+    // invalidation by what moved, each delta fallback by what was missing.
+    kInvalidatedByWrites,      // only counters of rows moved: a write to a table it reads
+    kInvalidatedByCatalogs,    // DDL, a function, type, schema, privilege or role change
+    kFallbackRecordsMissing,   // kept by deltas, but a write on the way left no record
+                               // (TRUNCATE, past max_delta_rows, the log wrapped)
+    kFallbackQueryChanged,     // kept by deltas, but its query means something else now
+    kFallbackNotEvaluable,     // kept by deltas, but the records could not be evaluated over it
     kCounterCount
 };
 
 constexpr Counter kFirstBypassReason = kBypassDisabled;
 constexpr Counter kLastBypassReason = kRefusedPlans;
+constexpr Counter kFirstRecomputeReason = kInvalidatedByWrites;
+constexpr Counter kLastRecomputeReason = kFallbackNotEvaluable;
 
 constexpr size_t kMaxCacheNameLen = 63;
 

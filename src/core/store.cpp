@@ -295,7 +295,22 @@ void Store::release(Entry *chain) noexcept {
 void Store::count_invalidation(Entry *e) noexcept {
     if (e->invalidation_counted.load(std::memory_order_relaxed)) return;
     uint8_t expected = 0;
-    if (e->invalidation_counted.compare_exchange_strong(expected, 1)) stats_.add(e->stats_slot, kInvalidations);
+    if (!e->invalidation_counted.compare_exchange_strong(expected, 1)) return;
+    stats_.add(e->stats_slot, kInvalidations);
+    stats_.add(e->stats_slot, only_rows_moved(e) ? kInvalidatedByWrites : kInvalidatedByCatalogs);
+}
+
+// Whether the counters that moved since the entry's stamps are all of rows
+// (a write to a table it reads). None moved: a purge after a DROP.
+bool Store::only_rows_moved(const Entry *e) const noexcept {
+    bool rows_moved = false;
+    for (uint32_t i = 0; i < e->ndeps; i++) {
+        const DepStamp &d = e->deps()[i];
+        if (!guards(d) || (gens_.read(d.slot) == d.generation && !gens_.commit_pending(d.slot))) continue;
+        if (!(d.flags & kDataStamp)) return false;
+        rows_moved = true;
+    }
+    return rows_moved;
 }
 
 void Store::account_removed(Entry *e, Removal reason) noexcept {

@@ -237,6 +237,7 @@ private:
     void release(Entry *chain) noexcept;
     void account_removed(Entry *e, Removal reason) noexcept;
     void count_invalidation(Entry *e) noexcept;
+    bool only_rows_moved(const Entry *e) const noexcept;
     bool evict_for(uint64_t bytes) noexcept;
 
     template <class ShouldRemove>

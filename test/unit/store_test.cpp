@@ -234,6 +234,21 @@ LookupStatus lookup_stale(TestStore &t, uint64_t hash, const std::string &key, S
 
 }  // namespace
 
+// Invalidations by what moved: rows (a write), or anything else (DDL).
+TEST(Store, InvalidationsCountWhatMoved) {
+    TestStore t(1 << 20);
+    TableEntry by_rows = store_table_entry(t, 701, 21, "rows", 1'000'000);
+    TableEntry by_ddl = store_table_entry(t, 702, 22, "ddl", 1'000'000);
+    t.gens.bump(by_rows.rows, 2'000'000);
+    t.gens.bump(by_ddl.rows, 2'000'000);
+    t.gens.bump(by_ddl.definition, 2'000'000);
+    EXPECT_EQ(lookup(t, 21, "rows"), LookupStatus::Stale);
+    EXPECT_EQ(lookup(t, 22, "ddl"), LookupStatus::Stale);
+    EXPECT_EQ(t.stats.get(1, kInvalidations), 2u);
+    EXPECT_EQ(t.stats.get(1, kInvalidatedByWrites), 1u);
+    EXPECT_EQ(t.stats.get(1, kInvalidatedByCatalogs), 1u) << "a moved Definition counter is DDL, rows or not";
+}
+
 // A row write leaves an older answer to the same question: offered, with
 // the moment its first missed commit became visible at the earliest.
 TEST(Store, RowWritesLeaveAnOlderAnswer) {

@@ -538,7 +538,19 @@ namespace {
 
 // Retry: catalogs changed meanwhile; OtherPath: the search path is not the
 // key's (compute, and do not store).
-enum class CarryOutcome { Retry, OtherPath, Unmoved, Kept, Corrected, Invalid, CannotTell };
+// CannotTell*: the entry must be computed again, a delta fallback, by what
+// was missing (memo.recompute_reasons).
+enum class CarryOutcome {
+    Retry,
+    OtherPath,
+    Unmoved,
+    Kept,
+    Corrected,
+    Invalid,
+    CannotTellRecords,     // a write on the way left no record
+    CannotTellQuery,       // the query means something else now
+    CannotTellEvaluation,  // the records could not be evaluated over it
+};
 
 // The counters' current values for a carry, and the records between the
 // entry's stamps and them.
@@ -592,7 +604,7 @@ CarryOutcome apply_carry(const Call &call, const Encoded &key, uint32_t stats_sl
     int64 correction = 0;
     if (!evaluate_records(q, s, call.kind, c.records, nullptr, stale.payload, stale.payload_len, &verdict,
                           &correction))
-        return CarryOutcome::CannotTell;
+        return CarryOutcome::CannotTellEvaluation;
     if (verdict == Verdict::Invalid) return CarryOutcome::Invalid;
     if (correction == 0) {
         // Same payload: advance the stamps in place, or store anew if the
@@ -626,7 +638,7 @@ CarryOutcome try_carry(const Call &call, const Encoded &key, uint32_t stats_slot
     if (!OidIsValid(a.delta_relid) || a.uncacheable != Uncacheable::No || !same_deps ||
         !shape_of(prepared_query_tree(q.plan), call.kind, &s)) {
         SPI_finish();
-        return CarryOutcome::CannotTell;  // the query means something else now
+        return CarryOutcome::CannotTellQuery;
     }
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
     CarryStamps c = read_carry_stamps(stale, a.delta_relid);
@@ -635,7 +647,7 @@ CarryOutcome try_carry(const Call &call, const Encoded &key, uint32_t stats_slot
     if (c.busy)
         wait_for_all_commits(stale);  // then try again
     else if (!c.complete)
-        outcome = CarryOutcome::CannotTell;
+        outcome = CarryOutcome::CannotTellRecords;
     else if (!c.moved)
         outcome = CarryOutcome::Unmoved;  // the commit it waited for aborted
     else if (SharedInvalidMessageCounter == invalidations_seen)
@@ -646,6 +658,19 @@ CarryOutcome try_carry(const Call &call, const Encoded &key, uint32_t stats_slot
 }
 
 }  // namespace
+
+// An entry kept by deltas that can never be carried: removed for good, so
+// that the readers arriving now miss and share one computation instead of
+// each trying to carry it. reason: what made it stale (an invalidation by
+// writes or catalogs), or the delta fallback's reason.
+void drop_kept_entry(const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale, Counter reason) {
+    Shared &sh = shared_state();
+    sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, nullptr);
+    sh.stats.add(stats_slot, kInvalidations);
+    sh.stats.add(stats_slot, reason);
+    bool fallback = reason != kInvalidatedByWrites && reason != kInvalidatedByCatalogs;
+    if (fallback) sh.stats.add(stats_slot, kDeltaFallbacks);
+}
 
 bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale) {
     Shared &sh = shared_state();
@@ -666,13 +691,11 @@ bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, co
         case CarryOutcome::Corrected: sh.stats.add(stats_slot, kDeltaCorrected); return true;
         case CarryOutcome::Retry: return false;  // catalogs kept changing: compute this time
         case CarryOutcome::OtherPath: return false;
-        case CarryOutcome::Invalid:
-        case CarryOutcome::CannotTell:
-            // For good: remove it, so that the readers arriving now miss and
-            // share one computation instead of each trying to carry it.
-            sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, nullptr);
-            sh.stats.add(stats_slot, kInvalidations);
-            if (outcome == CarryOutcome::CannotTell) sh.stats.add(stats_slot, kDeltaFallbacks);
+        case CarryOutcome::Invalid: drop_kept_entry(key, stats_slot, stale, kInvalidatedByWrites); return false;
+        case CarryOutcome::CannotTellRecords: drop_kept_entry(key, stats_slot, stale, kFallbackRecordsMissing); return false;
+        case CarryOutcome::CannotTellQuery: drop_kept_entry(key, stats_slot, stale, kFallbackQueryChanged); return false;
+        case CarryOutcome::CannotTellEvaluation:
+            drop_kept_entry(key, stats_slot, stale, kFallbackNotEvaluable);
             return false;
     }
     return false;
@@ -681,6 +704,12 @@ bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, co
 LookupStatus carry_and_look_up(const Call &call, const Encoded &key, uint32_t stats_slot, CopyOutSink &sink,
                                uint64_t *pinned) {
     Shared &sh = shared_state();
+    // DDL, a function or privilege change since: no record can carry it,
+    // and the delta log is not to blame.
+    if (!sink.stale.data_only) {
+        drop_kept_entry(key, stats_slot, sink, kInvalidatedByCatalogs);
+        return LookupStatus::Stale;
+    }
     LookupStatus status = LookupStatus::StaleKept;
     for (int carries = 0; status == LookupStatus::StaleKept; carries++) {
         if (carries == kMaxCarries || !carry_forward(call, key, stats_slot, sink)) return LookupStatus::Stale;
