@@ -7,6 +7,7 @@ extern "C" {
 #include "access/tupconvert.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 }
@@ -172,15 +173,77 @@ bool same_row_shape(const ResultReader &rd, TupleDesc expected) {
     return true;
 }
 
+// What declared the caller's row type, as a mismatch names it.
+const char *declaration(const RowSpill &spill) {
+    switch (spill.declared_by) {
+        case DeclaredBy::ColumnList: return "the column definition list";
+        case DeclaredBy::RowTypeArgument:
+            return psprintf("row type %s (memo.list_as's first argument)", format_type_be(spill.expected->tdtypeid));
+        case DeclaredBy::Statement: break;
+    }
+    return "the statement's planned result";
+}
+
+// How to make them agree, besides a cast in the query.
+const char *declaration_hint(const RowSpill &spill, const char *query_type) {
+    switch (spill.declared_by) {
+        case DeclaredBy::ColumnList: return psprintf("declare the column as %s in the column definition list", query_type);
+        case DeclaredBy::RowTypeArgument: return psprintf("pass a row type whose column is %s", query_type);
+        case DeclaredBy::Statement: break;
+    }
+    return "run the statement again, to plan it anew";
+}
+
+void column_mismatch(const RowSpill &spill, int position, Form_pg_attribute declared, const ColumnType &query) {
+    const char *declared_type = format_type_with_typemod(declared->atttypid, declared->atttypmod);
+    const char *query_type = format_type_with_typemod(query.type_oid, query.typmod);
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" (position %d) is %s in the query, but %s in %s",
+                           NameStr(declared->attname), position, query_type, declared_type, declaration(spill)),
+                    errhint("Cast the query's column %d to %s, or %s.", position, declared_type,
+                            declaration_hint(spill, query_type))));
+}
+
+void column_count_mismatch(const RowSpill &spill, uint32_t query_columns, int declared_columns) {
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("the query returns %u columns, but %s has %d", query_columns, declaration(spill),
+                           declared_columns),
+                    spill.declared_by == DeclaredBy::RowTypeArgument
+                        ? errhint("Select one column for each of the row type's columns, in its order.")
+                        : errhint("Declare one column for each of the query's columns, in the query's order.")));
+}
+
+// Raises 42804 unless the stored rows convert to the caller's row type by
+// position: the checks of convert_tuples_by_position (dropped columns of
+// the row type are skipped; a declared typmod must match), made here so
+// that the error names the column, both types and what declared the row.
+void check_row_type(const ResultReader &rd, const RowSpill &spill) {
+    TupleDesc expected = spill.expected;
+    uint32_t q = 0;
+    int declared = 0;
+    for (int i = 0; i < expected->natts; i++) {
+        Form_pg_attribute att = TupleDescAttr(expected, i);
+        if (att->attisdropped) continue;
+        declared++;
+        if (q >= rd.ncolumns()) continue;
+        const ColumnType &col = rd.columns()[q++];
+        if (att->atttypid != col.type_oid || (att->atttypmod >= 0 && att->atttypmod != col.typmod))
+            column_mismatch(spill, declared, att, col);
+    }
+    if (uint32_t(declared) != rd.ncolumns()) column_count_mismatch(spill, rd.ncolumns(), declared);
+}
+
 }  // namespace
 
 void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill) {
     ResultReader rd(payload, len);
     if (!rd.valid() || rd.kind() != ResultKind::Rows) elog(ERROR, "pg_memo: corrupt row result");
     if (!spill->store) {
-        if (!same_row_shape(rd, spill->expected))
+        if (!same_row_shape(rd, spill->expected)) {
+            check_row_type(rd, *spill);
             spill->map = convert_tuples_by_position(stored_descriptor(rd), spill->expected,
-                                                    "query result does not match the column definition list");
+                                                    "query result does not match the caller's row type");
+        }
         // Under the caller's memory and resource owner: a miss path run in
         // a subtransaction (stale_on_error) must not take the store's
         // temporary files with it.

@@ -215,7 +215,8 @@ Datum return_rows(FunctionCallInfo fcinfo, TupleDesc expected, const Result &r, 
 Datum list_entry(FunctionCallInfo fcinfo, int first_arg) {
     TupleDesc expected = expected_row_type(fcinfo);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, CurrentResourceOwner, expected,
+    DeclaredBy declared_by = first_arg == 0 ? DeclaredBy::ColumnList : DeclaredBy::RowTypeArgument;
+    RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, CurrentResourceOwner, expected, declared_by,
                    (rsinfo->allowedModes & SFRM_Materialize_Random) != 0, nullptr, nullptr};
     Call call;
     read_arguments(fcinfo, first_arg, Kind::List, &call);
