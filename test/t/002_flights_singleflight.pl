@@ -239,7 +239,10 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     $blocker->query_safe('COMMIT');
     $blocker->quit;
     like((finish_call($a))[0], qr/^\s*5\s*$/m, 'full table: the flight\'s leader is right');
-    like((finish_call($b))[0], qr/^\s*5\s*$/m, 'full table: the fallback is right');
+    my ($b_out, $b_err) = finish_call($b);
+    like($b_out, qr/^\s*5\s*$/m, 'full table: the fallback is right');
+    like($b_err, qr/WARNING:  pg_memo's flight table is full: this miss is computed without a flight\n.*pg_memo\.max_flights \(1\)/,
+         'the fallback warned, naming pg_memo.max_flights');
     is(stat_of('full', 'flight_full'), '1', 'the fallback was counted');
 }
 

@@ -2,6 +2,7 @@
 #include "compute/results.hpp"
 
 extern "C" {
+#include "access/detoast.h"
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "access/tupconvert.h"
@@ -30,6 +31,7 @@ struct ResultReceiver {
     MemoryContext payload_context;
     RowSpill *spill;   // nullptr: everything goes into the payload
     uint64_t bound;    // payload bytes past which rows spill
+    uint64_t spilled_bytes;  // about what the payload would have taken, once spilling
     TupleDesc desc;
     char *payload;
     ResultWriter writer;
@@ -55,8 +57,23 @@ bool receive_count(TupleTableSlot *slot, DestReceiver *self) {
     return true;
 }
 
+// The bytes a spilled row would take in the payload, about: a value stored
+// out of line counts with its stored size, as the payload would hold it.
+size_t stored_row_space(HeapTuple tuple, TupleDesc desc) {
+    uint64_t len = tuple->t_len;
+    for (int i = 0; HeapTupleHasExternal(tuple) && i < desc->natts; i++) {
+        if (TupleDescAttr(desc, i)->attlen != -1) continue;
+        bool isnull;
+        Datum d = heap_getattr(tuple, i + 1, desc, &isnull);
+        if (!isnull && VARATT_IS_EXTERNAL(DatumGetPointer(d)))
+            len += toast_datum_size(d) + VARHDRSZ - VARSIZE_EXTERNAL(DatumGetPointer(d));
+    }
+    return row_space(uint32_t(Min(len, uint64_t(UINT32_MAX))));
+}
+
 // The payload's rows move to the caller's tuplestore, and the payload goes.
 void start_spilling(ResultReceiver *rr) {
+    rr->spilled_bytes = rr->writer.size();
     put_rows_for_caller(rr->payload, uint32_t(rr->writer.size()), rr->spill);
     pfree(rr->payload);
     rr->payload = nullptr;
@@ -78,6 +95,7 @@ bool receive_row(TupleTableSlot *slot, DestReceiver *self) {
     bool should_free;
     HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
     if (rr->spill && rr->spill->store) {
+        rr->spilled_bytes += stored_row_space(tuple, rr->desc);
         put_row_for_caller(rr->spill, tuple);
     } else {
         // A stored row must carry its own bytes, not TOAST pointers.
@@ -87,6 +105,7 @@ bool receive_row(TupleTableSlot *slot, DestReceiver *self) {
         size_t space = row_space(flat->t_len);
         if (rr->spill && rr->writer.size() + space > rr->bound) {
             start_spilling(rr);
+            rr->spilled_bytes += space;
             put_row_for_caller(rr->spill, flat);
         } else {
             if (space > rr->writer.capacity() - rr->writer.size()) grow_payload(rr, space);
@@ -143,6 +162,7 @@ Result received_result(ResultReceiver *rr) {
     }
     if (rr->spill && rr->spill->store) {
         r.spilled = true;
+        r.spilled_bytes = rr->spilled_bytes;
         return r;
     }
     r.payload = rr->payload;
@@ -266,10 +286,32 @@ void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill) {
     }
 }
 
+namespace {
+
+// Said once per session (memo.stats counts every one as too_large): a
+// result that is computed on every call because it is too large to store.
+void warn_too_large(const Shared &sh, uint32_t slot, uint64_t bytes) {
+    static bool warned = false;
+    if (warned) return;
+    warned = true;
+    ereport(WARNING, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                      errmsg("a result of cache name \"%s\" is not stored: about %llu kB, larger than "
+                             "pg_memo.max_result_size (%d kB)",
+                             sh.stats.slot(slot).name, static_cast<unsigned long long>((bytes + 1023) / 1024),
+                             guc_max_result_size_kb),
+                      errdetail("It is computed on every call, and counted as too_large in memo.stats; this "
+                                "warning is given once per session."),
+                      errhint("Raise pg_memo.max_result_size (as a superuser: SET, ALTER ROLE or "
+                              "postgresql.conf), or make the result smaller (a page of it, with LIMIT).")));
+}
+
+}  // namespace
+
 bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
                   uint64_t *pinned) {
     if (r.spilled || r.len > uint64_t(guc_max_result_size_kb) * 1024) {
         sh.stats.add(slot, kTooLarge);
+        warn_too_large(sh, slot, r.spilled ? r.spilled_bytes : r.len);
         return false;
     }
     EntryParts parts;
