@@ -39,6 +39,15 @@ SELECT calls, too_large, entries FROM memo.stats WHERE cache_name = 'blob.many';
 DROP TABLE blob_row;
 RESET pg_memo.max_result_size;
 
+-- a computation that fails, or is refused, counts in failures: not in
+-- computations, nor in total_compute_ms and mean_compute_ms
+SELECT try($$SELECT memo.count('fails', 'SELECT * FROM blob WHERE 1 / (id - id) = 1')$$);
+SELECT try($$SELECT memo.count('fails', 'SELECT * FROM blob FOR UPDATE')$$);
+SELECT calls, computations, failures, total_compute_ms, mean_compute_ms FROM memo.stats WHERE cache_name = 'fails';
+SELECT memo.count('fails', 'SELECT * FROM blob WHERE id <= 2');
+SELECT calls, computations, failures, mean_compute_ms = total_compute_ms AS mean_of_one
+  FROM memo.stats WHERE cache_name = 'fails';
+
 -- an arena of 8MB offered 20MB: evictions, and memory stays inside the arena
 SELECT sum(length(body)) FROM generate_series(1, 200) g,
   LATERAL memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', ARRAY[g::text]) AS t(body text);

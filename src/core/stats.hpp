@@ -44,6 +44,8 @@ enum Counter : int {
     kStaleHits,        // older answers served under pg_memo.max_staleness
     kStaleOnErrorHits, // older answers served for a failed computation (pg_memo.stale_on_error)
     kErrorHits,        // remembered errors raised again (pg_memo.error_ttl)
+    kFailures,         // computations that raised an error (refusals too): not in
+                       // kComputations nor kComputeNanos
     // Bypasses by reason (each also counts in kBypasses, both once the
     // computation succeeded), then the plannings of a registered statement
     // refused (not calls: a generic plan is refused once, a statement

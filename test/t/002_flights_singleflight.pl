@@ -118,7 +118,9 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     is(scalar(grep { $_->[0] =~ /^\s*5\s*$/m && $_->[1] eq '' } @results), $waiters,
         "$how: every waiter succeeded with the right result");
     is(stat_of($cache, 'takeovers'), '1', "$how: one takeover");
-    is(stat_of($cache, 'computations'), '2', "$how: two computations started: the lost one and the takeover");
+    is(stat_of($cache, 'computations'), '1', "$how: one computation succeeded: the takeover's");
+    is(stat_of($cache, 'failures'), $how eq 'pg_cancel_backend' ? '1' : '0',
+        "$how: the cancelled computation failed (a terminated one ends with its backend, counted nowhere)");
     is($node->safe_psql('postgres', q{SELECT count(*) FROM memo.flights}), '0', "$how: no stuck flight");
 }
 
@@ -136,10 +138,11 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     like((finish_call($leader))[1], qr/division by zero/, 'the leader fails');
     my @errs = map { (finish_call($_->[0]))[1] } @w;
     is(scalar(grep { /division by zero/ } @errs), $waiters, 'every waiter gets the same error');
-    is(stat_of('fails', 'computations'), '1', 'the failing query ran once');
+    is(stat_of('fails', 'failures') . ' ' . stat_of('fails', 'computations'), '1 0',
+       'the failing query ran once, a failure, not a computation');
     my ($ret, undef, $err) = $node->psql('postgres', $q);
     like($err, qr/division by zero/, 'the next call computes again');
-    is(stat_of('fails', 'computations'), '2', 'failures are not cached');
+    is(stat_of('fails', 'failures'), '2', 'failures are not cached');
     $node->safe_psql('postgres', q{UPDATE emp SET divisor = 1 WHERE id = 3});
 }
 
