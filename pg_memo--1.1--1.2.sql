@@ -497,3 +497,113 @@ LANGUAGE C VOLATILE;
 
 COMMENT ON FUNCTION @extschema@.count(text, text, @extschema@.params, interval, interval, interval) IS
 'count(*) of the rows of one SELECT, memoized, with parameters as drivers bind them and per-call options';
+
+-------------------------------------------------------------------------------
+-- memo.recompute_reasons (issue 32): why entries were computed again, one
+-- row per (database, cache name, reason) that counted. writes and
+-- catalog_changes add up to the invalidations the store saw (an entry kept
+-- by deltas counts where its carry ended); the delta_* reasons add up to
+-- delta_fallbacks. memo.stats shows them as one jsonb column (below).
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.recompute_reasons(OUT dbid oid, OUT cache_name text, OUT reason text,
+                                              OUT recomputations bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_memo_recompute_reasons_1_2'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.recompute_reasons() IS
+'Entries computed again by reason (writes, catalog_changes, delta_records_missing, delta_query_changed, delta_not_evaluable), one row per (database, cache name, reason) that counted; the source of memo.stats.recompute_reasons';
+
+-------------------------------------------------------------------------------
+-- memo.stats gains failures (issue 32): calls whose computation raised an
+-- error, refusals included, which computations and mean_compute_ms no
+-- longer count. memo.stats() gets a column, so it and its view are made
+-- anew (library symbol pg_memo_stats_1_2), with their grant and comments;
+-- memo.registered_statements reads memo.stats, so it is dropped first and
+-- made again as above, unchanged.
+-------------------------------------------------------------------------------
+
+DROP VIEW @extschema@.registered_statements;
+DROP VIEW @extschema@.stats;
+DROP FUNCTION @extschema@.stats();
+CREATE FUNCTION @extschema@.stats(
+    OUT dbid oid,
+    OUT cache_name text,
+    OUT calls bigint,
+    OUT hits bigint,
+    OUT misses bigint,
+    OUT computations bigint,
+    OUT bypasses bigint,
+    OUT invalidations bigint,
+    OUT evictions bigint,
+    OUT too_large bigint,
+    OUT entries bigint,
+    OUT bytes bigint,
+    OUT total_compute_ms double precision,
+    OUT mean_compute_ms double precision,
+    OUT shared bigint,
+    OUT waits bigint,
+    OUT total_wait_ms double precision,
+    OUT takeovers bigint,
+    OUT wait_timeouts bigint,
+    OUT double_check_hits bigint,
+    OUT flight_full bigint,
+    OUT stats_reset timestamptz,
+    OUT delta_kept bigint,
+    OUT delta_corrected bigint,
+    OUT delta_fallbacks bigint,
+    OUT stale_hits bigint,
+    OUT stale_on_error_hits bigint,
+    OUT error_hits bigint,
+    OUT failures bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_memo_stats_1_2'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW @extschema@.stats AS
+SELECT d.datname, s.*,
+       CASE WHEN s.cache_name IS NOT NULL THEN COALESCE(r.bypass_reasons, '{}') END AS bypass_reasons,
+       CASE WHEN s.cache_name IS NOT NULL THEN COALESCE(r.refused_plans, 0) END AS refused_plans,
+       CASE WHEN s.cache_name IS NOT NULL THEN COALESCE(c.recompute_reasons, '{}') END AS recompute_reasons
+  FROM @extschema@.stats() s
+  LEFT JOIN pg_catalog.pg_database d ON d.oid = s.dbid
+  LEFT JOIN (SELECT b.dbid, b.cache_name,
+                    pg_catalog.jsonb_object_agg(b.reason, b.bypasses)
+                      FILTER (WHERE b.reason OPERATOR(pg_catalog.<>) 'refused_plans') AS bypass_reasons,
+                    pg_catalog.sum(b.bypasses) FILTER (WHERE b.reason OPERATOR(pg_catalog.=) 'refused_plans')::bigint
+                      AS refused_plans
+               FROM @extschema@.bypass_reasons() b
+              GROUP BY b.dbid, b.cache_name) r ON r.dbid = s.dbid AND r.cache_name = s.cache_name
+  LEFT JOIN (SELECT x.dbid, x.cache_name, pg_catalog.jsonb_object_agg(x.reason, x.recomputations) AS recompute_reasons
+               FROM @extschema@.recompute_reasons() x
+              GROUP BY x.dbid, x.cache_name) c ON c.dbid = s.dbid AND c.cache_name = s.cache_name;
+GRANT SELECT ON @extschema@.stats TO PUBLIC;
+
+COMMENT ON FUNCTION @extschema@.stats() IS
+'One row per (database, cache name): calls, hits, misses, computations, failures, flights; the source of memo.stats';
+COMMENT ON VIEW @extschema@.stats IS
+'pg_memo statistics, one row per (database, cache name)';
+
+CREATE VIEW @extschema@.registered_statements AS
+SELECT s.query_id, s.cache_name, s.query, s.max_staleness, s.stale_on_error, s.error_ttl,
+       s.relations, s.registered_by, s.registered_at,
+       CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.unnest(s.relations) AS r(relid)
+                          WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = r.relid))
+            THEN 'a table it reads was dropped' ELSE 'serving' END AS state,
+       COALESCE(st.calls, 0) AS calls, COALESCE(st.hits, 0) AS hits, COALESCE(st.misses, 0) AS misses,
+       COALESCE(st.computations, 0) AS computations, COALESCE(st.bypasses, 0) AS bypasses,
+       COALESCE(st.bypass_reasons, '{}') AS bypass_reasons, COALESCE(st.refused_plans, 0) AS refused_plans,
+       COALESCE(st.stale_hits, 0) AS stale_hits, COALESCE(st.entries, 0) AS entries,
+       COALESCE(st.mean_compute_ms, 0) AS mean_compute_ms,
+       -- each hit saved about one computation's time
+       COALESCE(st.hits * st.mean_compute_ms, 0) AS saved_ms
+  FROM @extschema@.statements s
+  LEFT JOIN @extschema@.stats st ON st.dbid = (SELECT oid FROM pg_catalog.pg_database
+                                                WHERE datname = pg_catalog.current_database())
+                                AND st.cache_name = s.cache_name;
+REVOKE ALL ON @extschema@.registered_statements FROM PUBLIC;
+
+COMMENT ON VIEW @extschema@.registered_statements IS
+'Registered statements with their calls, hits, computations and bypasses, and whether they serve';
+

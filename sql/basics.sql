@@ -63,6 +63,11 @@ SELECT * FROM memo.list('emp.page',
   'SELECT id, name FROM emp WHERE dept = $1 ORDER BY id LIMIT $2::int OFFSET $3::int',
   '{d1,3,1}') AS t(id int);
 SELECT * FROM memo.list('emp.page', 'SELECT id FROM emp');
+-- A mismatch names the column, the query's type and the declared one.
+SELECT * FROM memo.list('emp.salary', 'SELECT id, salary FROM emp WHERE id = 1') AS t(id int, salary float8);
+SELECT * FROM memo.list('emp.total', 'SELECT count(*) FROM emp') AS t(n int);
+SELECT * FROM memo.list_as(NULL::emp, 'emp.typed', 'SELECT id, name, dept, salary::float8 FROM emp WHERE id = 1');
+SELECT * FROM memo.list_as(NULL::emp, 'emp.typed', 'SELECT id, name FROM emp WHERE id = 1');
 
 -- Settings that change how values print are part of the key.
 SELECT * FROM memo.list('emp.bytes', 'SELECT decode(md5(name), ''hex'')::text FROM emp WHERE id = 1') AS t(b text);

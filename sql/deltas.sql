@@ -142,7 +142,7 @@ INSERT INTO people VALUES (200, 3, 'p200');
 SELECT try($$SELECT memo.count('people.div', 'SELECT * FROM people WHERE 1000 / (id - 200) < $1', ARRAY['0'])$$);
 DELETE FROM people WHERE id = 200;
 SELECT memo.count('people.div', 'SELECT * FROM people WHERE 1000 / (id - 200) < $1', ARRAY['0']);
-SELECT computations, fallbacks FROM delta_counters('people.div');
+SELECT computations, failures('people.div'), fallbacks FROM delta_counters('people.div');
 
 -- 5b. a carry of many row versions (64 or more: the parameters are folded
 --     into an evaluator built for it): a row moved back and forth between

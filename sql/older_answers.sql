@@ -91,35 +91,35 @@ UPDATE price SET n = 1 WHERE id = 2;
 -- ---- pg_memo.error_ttl -----------------------------------------------------
 
 -- Off: every call runs the failing query again.
-SELECT computations FROM counters('oops');
+SELECT computations, failures('oops') FROM counters('oops');
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-SELECT computations FROM counters('oops');
+SELECT computations, failures('oops') FROM counters('oops');
 -- On: the error is remembered for the key, raised again without running it.
 SET pg_memo.error_ttl = '1h';
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-SELECT computations, error_hits FROM counters('oops'), older('oops');
+SELECT computations, failures('oops'), error_hits FROM counters('oops'), older('oops');
 -- Its message is the query's own, with pg_memo's context.
 SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1');
 -- A caller with error_ttl = 0 does not take it: it runs the query.
 SET pg_memo.error_ttl = 0;
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-SELECT computations FROM counters('oops');
+SELECT computations, failures('oops') FROM counters('oops');
 -- A commit that touches the table clears it.
 SET pg_memo.error_ttl = '1h';
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
 UPDATE price SET n = 2 WHERE id = 2;
 SELECT try($$SELECT memo.count('oops', 'SELECT * FROM price WHERE id = 2 AND 1 / (amount - amount) = 1')$$);
-SELECT computations FROM counters('oops');
+SELECT computations, failures('oops') FROM counters('oops');
 -- Cancels and timeouts are not errors of the query: never remembered (the
 -- second call runs the query again, and times out again).
 SET statement_timeout = '100ms';
 SELECT try($$SELECT memo.count('sleepy', 'SELECT * FROM generate_series(1, 100000000)')$$);
 SELECT try($$SELECT memo.count('sleepy', 'SELECT * FROM generate_series(1, 100000000)')$$);
 RESET statement_timeout;
-SELECT computations, error_hits FROM counters('sleepy'), older('sleepy');
+SELECT computations, failures('sleepy'), error_hits FROM counters('sleepy'), older('sleepy');
 -- A remembered error lives beside the result's entry: the older answer
 -- stays, and for a caller with stale_on_error the remembered error is a
 -- failed computation like any other.
@@ -129,7 +129,7 @@ SELECT try($$SELECT * FROM memo.list('both', 'SELECT 100 / amount AS r FROM pric
 SET pg_memo.stale_on_error = '1h';
 SELECT * FROM memo.list('both', 'SELECT 100 / amount AS r FROM price WHERE id = 2') AS t(r int);
 RESET pg_memo.stale_on_error;
-SELECT computations, error_hits, stale_on_error_hits FROM counters('both'), older('both');
+SELECT computations, failures('both'), error_hits, stale_on_error_hits FROM counters('both'), older('both');
 UPDATE price SET amount = 20 WHERE id = 2;
 -- A remembered error is raised only to a caller who may still read the
 -- table: after a membership is revoked (which moves no counter), the
@@ -159,7 +159,7 @@ SET pg_memo.unwatched_tables = compute;
 SELECT memo.count('loose', 'SELECT * FROM loose');   -- computed, WARNING once
 INSERT INTO loose VALUES (2);
 SELECT memo.count('loose', 'SELECT * FROM loose');   -- no WARNING again
-SELECT calls, hits, computations, bypasses, entries FROM counters('loose');
+SELECT calls, hits, computations, failures('loose'), bypasses, entries FROM counters('loose');
 SET pg_memo.unwatched_tables = bogus;
 RESET pg_memo.unwatched_tables;
 

@@ -33,6 +33,12 @@ SELECT try($$SELECT memo.count('c', 'SELEC 1')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT 1; SELECT 2')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t) q; DELETE FROM watched_t; SELECT (1')$$);
 SELECT try($$SELECT memo.count('c', 'DELETE FROM watched_t')$$);
+-- an error in the text points into the text (QUERY and its caret), as in
+-- a function's body, not into the statement that passed it
+SELECT memo.count('c', 'SELECT id FROM watched_t WHER id = 1');
+SELECT memo.count('c', 'SELECT id FROM watched_t WHERE nosuch = 1');
+SELECT * FROM memo.list('c', 'SELECT id, nosuch FROM watched_t') AS t(id int, n int);
+SELECT * FROM memo.list_as(NULL::watched_t, 'c', 'SELECT * FROM watched_t ORDER BY 1 LIMIT ''x''');
 SELECT try($$SELECT memo.count('c', 'CREATE TABLE x (a int)')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT * INTO newt FROM watched_t')$$);
 SELECT try($$SELECT memo.count('c', 'WITH d AS (DELETE FROM watched_t RETURNING *) SELECT * FROM d')$$);

@@ -33,14 +33,20 @@ DECLARE c SCROLL CURSOR FOR
 FETCH LAST c;
 FETCH ABSOLUTE 7 c;
 COMMIT;
--- a mismatched column type is the same error (terse: PostgreSQL 18
--- words the DETAIL of convert_tuples_by_position differently)
-\set VERBOSITY terse
+-- a mismatched column type is the same error for rows that spilled
 SELECT count(*) FROM memo.list('blob.many', 'SELECT id, left(body, 10000) AS b FROM blob ORDER BY id', '{}') AS t(id bigint, b text);
-\set VERBOSITY default
 SELECT calls, too_large, entries FROM memo.stats WHERE cache_name = 'blob.many';
 DROP TABLE blob_row;
 RESET pg_memo.max_result_size;
+
+-- a computation that fails, or is refused, counts in failures: not in
+-- computations, nor in total_compute_ms and mean_compute_ms
+SELECT try($$SELECT memo.count('fails', 'SELECT * FROM blob WHERE 1 / (id - id) = 1')$$);
+SELECT try($$SELECT memo.count('fails', 'SELECT * FROM blob FOR UPDATE')$$);
+SELECT calls, computations, failures, total_compute_ms, mean_compute_ms FROM memo.stats WHERE cache_name = 'fails';
+SELECT memo.count('fails', 'SELECT * FROM blob WHERE id <= 2');
+SELECT calls, computations, failures, mean_compute_ms = total_compute_ms AS mean_of_one
+  FROM memo.stats WHERE cache_name = 'fails';
 
 -- an arena of 8MB offered 20MB: evictions, and memory stays inside the arena
 SELECT sum(length(body)) FROM generate_series(1, 200) g,
@@ -95,3 +101,31 @@ RESET pg_memo.enabled;
 SELECT memo.count('switch', 'SELECT * FROM switch'), memo.count('switch', 'SELECT * FROM switch');
 SELECT calls, hits, computations, bypasses FROM counters('switch');
 DROP TABLE switch;
+
+-- Why entries were computed again (memo.recompute_reasons): a write to a
+-- table the entry reads, or a catalog change (DDL, memo.invalidate); an
+-- entry kept by deltas that DDL made stale is not blamed on the delta log.
+CREATE TABLE why_t (id int PRIMARY KEY, grp int);
+INSERT INTO why_t SELECT g, g % 3 FROM generate_series(1, 9) g;
+SELECT memo.watch('why_t');
+CREATE TABLE why_d (id int PRIMARY KEY, grp int);
+INSERT INTO why_d SELECT g, g % 3 FROM generate_series(1, 9) g;
+SELECT memo.watch('why_d', deltas => true);
+SELECT memo.count('why.plain', 'SELECT * FROM why_t WHERE grp = $1', '{1}');
+SELECT memo.count('why.deltas', 'SELECT * FROM why_d WHERE grp = $1', '{1}');
+-- pg_memo.log_reasons says each reason as it happens
+SET pg_memo.log_reasons = notice;
+INSERT INTO why_t VALUES (10, 1);
+SELECT memo.count('why.plain', 'SELECT * FROM why_t WHERE grp = $1', '{1}');
+ALTER TABLE why_t ADD COLUMN note text;
+ALTER TABLE why_d ADD COLUMN note text;
+SELECT memo.count('why.plain', 'SELECT * FROM why_t WHERE grp = $1', '{1}');
+SELECT memo.count('why.deltas', 'SELECT * FROM why_d WHERE grp = $1', '{1}');
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT memo.count('why.plain', 'SELECT * FROM why_t WHERE grp = $1', '{1}');
+COMMIT;
+RESET pg_memo.log_reasons;
+SELECT cache_name, invalidations, delta_fallbacks, recompute_reasons
+  FROM memo.stats WHERE cache_name LIKE 'why.%' ORDER BY cache_name;
+SELECT reason, recomputations FROM memo.recompute_reasons()
+ WHERE cache_name = 'why.plain' ORDER BY reason;

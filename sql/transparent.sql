@@ -208,6 +208,16 @@ SELECT memo.cache_statement('SELECT count(*) FROM tr_gone', cache_name => 'tr.go
 DROP TABLE tr_gone;
 SELECT cache_name, state FROM memo.registered_statements WHERE cache_name = 'tr.gone';
 
+-- A registered statement whose result is too large to store is served as
+-- computed, and its application sees nothing of pg_memo: no WARNING (it
+-- goes to the server log), as a memo call would get.
+SELECT memo.cache_statement('SELECT id, title FROM tr_items ORDER BY id', cache_name => 'tr.large') IS NOT NULL
+  AS registered;
+SET pg_memo.max_result_size = '1kB';
+SELECT id, title FROM tr_items ORDER BY id \g /dev/null
+SELECT too_large > 0 AS not_stored FROM memo.stats WHERE cache_name = 'tr.large';
+RESET pg_memo.max_result_size;
+
 DELETE FROM memo.statements WHERE cache_name LIKE 'tr.%';
 DROP FUNCTION tr_count_in_function();
 DROP FUNCTION tr_lookup(int);

@@ -16,6 +16,12 @@ LANGUAGE sql AS $$
     FROM memo.stats WHERE datname = current_database() AND cache_name = name
 $$;
 
+-- Computations of one cache name that raised an error (refusals too).
+CREATE OR REPLACE FUNCTION failures(name text) RETURNS bigint
+LANGUAGE sql AS $$
+  SELECT failures FROM memo.stats WHERE datname = current_database() AND cache_name = name
+$$;
+
 -- Runs a memo call (a statement returning one value) twice and says whether
 -- the second time was a hit: a change made next is then the only thing that
 -- can change the next result ("current: <value>"; "NOT A HIT" otherwise).

@@ -128,4 +128,30 @@ void StatsTable::reset_counters(int64_t now) noexcept {
     }
 }
 
+namespace {
+
+constexpr const char *kBypassReasonNames[] = {
+    "disabled",         "transaction_snapshot", "standby",           "replica_role",
+    "catalog_changed",  "parallel_worker",      "own_writes",        "triggers_disabled",
+    "catalogs_changing", "not_watched",         "reads_unnamed",     "refused_plans",
+};
+static_assert(sizeof kBypassReasonNames / sizeof *kBypassReasonNames == kLastBypassReason - kFirstBypassReason + 1,
+              "a name for every bypass reason");
+
+constexpr const char *kRecomputeReasonNames[] = {
+    "writes", "catalog_changes", "delta_records_missing", "delta_query_changed", "delta_not_evaluable",
+};
+static_assert(sizeof kRecomputeReasonNames / sizeof *kRecomputeReasonNames ==
+                  kLastRecomputeReason - kFirstRecomputeReason + 1,
+              "a name for every recompute reason");
+
+}  // namespace
+
+const char *reason_name(Counter c) noexcept {
+    if (c >= kFirstBypassReason && c <= kLastBypassReason) return kBypassReasonNames[c - kFirstBypassReason];
+    if (c >= kFirstRecomputeReason && c <= kLastRecomputeReason)
+        return kRecomputeReasonNames[c - kFirstRecomputeReason];
+    return nullptr;
+}
+
 }  // namespace pgmemo

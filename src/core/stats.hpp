@@ -44,6 +44,8 @@ enum Counter : int {
     kStaleHits,        // older answers served under pg_memo.max_staleness
     kStaleOnErrorHits, // older answers served for a failed computation (pg_memo.stale_on_error)
     kErrorHits,        // remembered errors raised again (pg_memo.error_ttl)
+    kFailures,         // computations that raised an error (refusals too): not in
+                       // kComputations nor kComputeNanos
     // Bypasses by reason (each also counts in kBypasses, both once the
     // computation succeeded), then the plannings of a registered statement
     // refused (not calls: a generic plan is refused once, a statement
@@ -76,6 +78,10 @@ constexpr Counter kFirstBypassReason = kBypassDisabled;
 constexpr Counter kLastBypassReason = kRefusedPlans;
 constexpr Counter kFirstRecomputeReason = kInvalidatedByWrites;
 constexpr Counter kLastRecomputeReason = kFallbackNotEvaluable;
+
+// The name memo.bypass_reasons or memo.recompute_reasons shows for a
+// reason counter (and pg_memo.log_reasons logs); nullptr for other counters.
+const char *reason_name(Counter c) noexcept;
 
 constexpr size_t kMaxCacheNameLen = 63;
 

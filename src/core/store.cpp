@@ -197,12 +197,12 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
             kept = info.kept_by_deltas;
             if ((kept || info.data_only) && sink.accept_stale(view_of(e), info)) {
                 status = kept ? LookupStatus::StaleKept : LookupStatus::StaleCopied;
-                if (!kept && stamps == Generations::StampState::Stale) count_invalidation(e);
+                if (!kept && stamps == Generations::StampState::Stale) report_invalidation(e, sink);
                 break;
             }
         }
         if (stamps == Generations::StampState::Stale) {
-            if (!kept) count_invalidation(e);
+            if (!kept) report_invalidation(e, sink);
             status = LookupStatus::Stale;
         } else if (stamps == Generations::StampState::CommitPending) {
             status = LookupStatus::Miss;  // not servable now; not stale either
@@ -292,12 +292,19 @@ void Store::release(Entry *chain) noexcept {
 // Counted once per entry, by whoever finds it stale first. A plain load
 // first: readers served an older answer find it stale again and again, and
 // a compare-and-swap would write the entry's cache line every time.
-void Store::count_invalidation(Entry *e) noexcept {
-    if (e->invalidation_counted.load(std::memory_order_relaxed)) return;
+Counter Store::count_invalidation(Entry *e) noexcept {
+    if (e->invalidation_counted.load(std::memory_order_relaxed)) return kCounterCount;
     uint8_t expected = 0;
-    if (!e->invalidation_counted.compare_exchange_strong(expected, 1)) return;
+    if (!e->invalidation_counted.compare_exchange_strong(expected, 1)) return kCounterCount;
+    Counter reason = only_rows_moved(e) ? kInvalidatedByWrites : kInvalidatedByCatalogs;
     stats_.add(e->stats_slot, kInvalidations);
-    stats_.add(e->stats_slot, only_rows_moved(e) ? kInvalidatedByWrites : kInvalidatedByCatalogs);
+    stats_.add(e->stats_slot, reason);
+    return reason;
+}
+
+void Store::report_invalidation(Entry *e, HitSink &sink) noexcept {
+    Counter reason = count_invalidation(e);
+    if (reason != kCounterCount) sink.invalidated(reason);
 }
 
 // Whether the counters that moved since the entry's stamps are all of rows

@@ -118,6 +118,10 @@ public:
     // default not wanted.
     virtual bool accept_stale(const EntryView &, const StaleInfo &) noexcept { return false; }
 
+    // The lookup found the entry stale, the first to: why
+    // (kInvalidatedByWrites or kInvalidatedByCatalogs). Same rules.
+    virtual void invalidated(Counter) noexcept {}
+
 protected:
     // Not virtual and trivial: a sink may live in a frame that a PostgreSQL
     // ERROR longjmps over, and it is never deleted through this base.
@@ -236,7 +240,10 @@ private:
     void *allocate_evicting(uint64_t bytes) noexcept;
     void release(Entry *chain) noexcept;
     void account_removed(Entry *e, Removal reason) noexcept;
-    void count_invalidation(Entry *e) noexcept;
+    // Counts an entry's invalidation once; returns its reason counter, or
+    // kCounterCount if it was counted before.
+    Counter count_invalidation(Entry *e) noexcept;
+    void report_invalidation(Entry *e, HitSink &sink) noexcept;
     bool only_rows_moved(const Entry *e) const noexcept;
     bool evict_for(uint64_t bytes) noexcept;
 

@@ -19,6 +19,14 @@ constexpr int kMaxSearchPath = 32;
 // more would not fit the key's field list in one allocation.
 constexpr int kMaxParams = 65535;
 
+// Who declared the row type a list's caller expects: what a mismatch with
+// the query's columns is said to be against.
+enum class DeclaredBy : char {
+    ColumnList,       // memo.list(...) AS t(col type, ...)
+    RowTypeArgument,  // memo.list_as(NULL::row_type, ...)
+    Statement,        // a registered statement's planned result (planner/)
+};
+
 // Where a list's rows go once they outgrow pg_memo.max_result_size (they
 // will not be stored): straight into the tuplestore the caller returns,
 // which work_mem bounds in memory, so a large result is never copied whole.
@@ -27,6 +35,7 @@ struct RowSpill {
     ResourceOwner owner;       // the caller's: the temporary files of the store must
                                // outlive a subtransaction the computation may run in
     TupleDesc expected;        // the row type the caller expects
+    DeclaredBy declared_by;    // and who said so
     bool random_access;
     Tuplestorestate *store;    // set once rows spilled into it
     TupleConversionMap *map;   // to the caller's row type, if the stored one differs

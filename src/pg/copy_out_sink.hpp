@@ -41,6 +41,11 @@ public:
     uint32_t ndeps = 0;
     StaleInfo stale{};
 
+    // Why the entry went stale, when this lookup was the first to find it
+    // so (pg_memo.log_reasons); kCounterCount otherwise.
+    Counter invalidated_by = kCounterCount;
+    void invalidated(Counter reason) noexcept override { invalidated_by = reason; }
+
     bool accept_stale(const EntryView &e, const StaleInfo &info) noexcept override {
         if (!(info.kept_by_deltas ? want_stale || want_older : want_older)) return false;
         deps = static_cast<DepStamp *>(palloc_extended(sizeof(DepStamp) * e.ndeps, MCXT_ALLOC_NO_OOM));

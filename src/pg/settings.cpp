@@ -26,10 +26,17 @@ int guc_error_ttl_ms = 0;
 bool guc_save = true;
 bool guc_standby_records = false;
 int guc_unwatched_tables = kUnwatchedError;
+int guc_log_reasons = 0;
+int limit_warning_level = WARNING;
 
 namespace {
 const struct config_enum_entry unwatched_options[] = {
     {"error", kUnwatchedError, false}, {"compute", kUnwatchedCompute, false}, {nullptr, 0, false}};
+// pg_memo.log_reasons: off, or the level messages are raised at.
+const struct config_enum_entry log_reasons_options[] = {
+    {"off", 0, false},        {"debug5", DEBUG5, false}, {"debug4", DEBUG4, false}, {"debug3", DEBUG3, false},
+    {"debug2", DEBUG2, false}, {"debug1", DEBUG1, false}, {"debug", DEBUG2, true},  {"log", LOG, false},
+    {"info", INFO, false},     {"notice", NOTICE, false}, {"warning", WARNING, false}, {nullptr, 0, false}};
 }  // namespace
 
 void define_settings() {
@@ -90,6 +97,12 @@ void define_settings() {
         "error raises SQLSTATE 55000; compute runs the query without caching it, counted as a "
         "bypass, with a WARNING once per session.",
         &guc_unwatched_tables, kUnwatchedError, unwatched_options, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomEnumVariable(
+        "pg_memo.log_reasons", "Logs why each entry is computed again and each call pg_memo does not serve.",
+        "off, or the message level: an invalidation (writes, catalog_changes), a delta fallback and a "
+        "bypass by its reason, a registered statement's refused planning with its error; the reasons "
+        "memo.recompute_reasons and memo.bypass_reasons count.",
+        &guc_log_reasons, 0, log_reasons_options, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "pg_memo.max_staleness",
         "How long after the commit that invalidated it a result may still be served.",

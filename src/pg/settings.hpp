@@ -25,6 +25,16 @@ extern bool guc_standby_records;    // pg_memo.standby_records
 enum UnwatchedTables { kUnwatchedError, kUnwatchedCompute };
 extern int guc_unwatched_tables;
 
+// pg_memo.log_reasons: 0 (off) or the elevel why a call is not a hit is
+// logged at (reason_log.hpp).
+extern int guc_log_reasons;
+
+// The level of the once-per-session limit warnings (a result too large to
+// store, a full statistics or flight table): WARNING for a memo call, LOG
+// while a registered statement is served, whose application is unchanged
+// and must see nothing of pg_memo (serve_statement sets it).
+extern int limit_warning_level;
+
 // Defines them; called from _PG_init.
 void define_settings();
 

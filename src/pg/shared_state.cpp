@@ -174,6 +174,28 @@ Shared &shared_state() {
     return *attached;
 }
 
+namespace {
+
+// Said once per session (the row "(other)" counts the calls of every such
+// name): a cache name that found no row of its own in memo.stats.
+void warn_stats_full(const char *name, size_t len) {
+    static bool warned = false;
+    if (warned) return;
+    warned = true;
+    ereport(limit_warning_level, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                      errmsg("pg_memo's statistics table is full: cache name \"%.*s\" is counted in the row "
+                             "\"%s\" of memo.stats",
+                             int(len), name, StatsTable::kOverflowName),
+                      errdetail("All pg_memo.max_cache_names (%d) rows are taken (by every database's cache "
+                                "names); its results are cached as before. This warning is given once per "
+                                "session.",
+                                guc_max_cache_names),
+                      errhint("Raise pg_memo.max_cache_names in postgresql.conf and restart the server, or use "
+                              "fewer cache names.")));
+}
+
+}  // namespace
+
 uint32_t stats_slot_for(const char *name, size_t len) {
     if (len == 0 || len > kMaxCacheNameLen)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -183,7 +205,10 @@ uint32_t stats_slot_for(const char *name, size_t len) {
     if (ls.len == len && ls.dbid == MyDatabaseId && memcmp(ls.name, name, len) == 0) return ls.slot;
     uint32_t slot = sh.stats.find_or_claim(MyDatabaseId, name, len, GetCurrentTimestamp());
     // The overflow row is not the name's for good: a slot may be freed later.
-    if (slot == StatsTable::kOverflowSlot) return slot;
+    if (slot == StatsTable::kOverflowSlot) {
+        warn_stats_full(name, len);
+        return slot;
+    }
     ls.dbid = MyDatabaseId;
     ls.slot = slot;
     ls.len = uint8_t(len);

@@ -118,7 +118,9 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     is(scalar(grep { $_->[0] =~ /^\s*5\s*$/m && $_->[1] eq '' } @results), $waiters,
         "$how: every waiter succeeded with the right result");
     is(stat_of($cache, 'takeovers'), '1', "$how: one takeover");
-    is(stat_of($cache, 'computations'), '2', "$how: two computations started: the lost one and the takeover");
+    is(stat_of($cache, 'computations'), '1', "$how: one computation succeeded: the takeover's");
+    is(stat_of($cache, 'failures'), $how eq 'pg_cancel_backend' ? '1' : '0',
+        "$how: the cancelled computation failed (a terminated one ends with its backend, counted nowhere)");
     is($node->safe_psql('postgres', q{SELECT count(*) FROM memo.flights}), '0', "$how: no stuck flight");
 }
 
@@ -136,10 +138,11 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     like((finish_call($leader))[1], qr/division by zero/, 'the leader fails');
     my @errs = map { (finish_call($_->[0]))[1] } @w;
     is(scalar(grep { /division by zero/ } @errs), $waiters, 'every waiter gets the same error');
-    is(stat_of('fails', 'computations'), '1', 'the failing query ran once');
+    is(stat_of('fails', 'failures') . ' ' . stat_of('fails', 'computations'), '1 0',
+       'the failing query ran once, a failure, not a computation');
     my ($ret, undef, $err) = $node->psql('postgres', $q);
     like($err, qr/division by zero/, 'the next call computes again');
-    is(stat_of('fails', 'computations'), '2', 'failures are not cached');
+    is(stat_of('fails', 'failures'), '2', 'failures are not cached');
     $node->safe_psql('postgres', q{UPDATE emp SET divisor = 1 WHERE id = 3});
 }
 
@@ -239,7 +242,10 @@ for my $how ('pg_cancel_backend', 'pg_terminate_backend') {
     $blocker->query_safe('COMMIT');
     $blocker->quit;
     like((finish_call($a))[0], qr/^\s*5\s*$/m, 'full table: the flight\'s leader is right');
-    like((finish_call($b))[0], qr/^\s*5\s*$/m, 'full table: the fallback is right');
+    my ($b_out, $b_err) = finish_call($b);
+    like($b_out, qr/^\s*5\s*$/m, 'full table: the fallback is right');
+    like($b_err, qr/WARNING:  pg_memo's flight table is full: this miss is computed without a flight\n.*pg_memo\.max_flights \(1\)/,
+         'the fallback warned, naming pg_memo.max_flights');
     is(stat_of('full', 'flight_full'), '1', 'the fallback was counted');
 }
 

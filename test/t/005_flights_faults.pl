@@ -120,6 +120,14 @@ sub check_error {
     my (undef, undef, $err) = $node->psql('postgres', $_[0]);
     return $err;
 }
+# The WARNING a session gets for its first result too large to store, with
+# its DETAIL and HINT: removed from err; says whether it was there.
+my $too_large_warning = qr/^psql:<stdin>:\d+: WARNING:  a result of cache name "[^"]+" is not stored: about \d+ kB, larger than pg_memo\.max_result_size \(\d+ kB\)\nDETAIL:  [^\n]*\nHINT:  [^\n]*pg_memo\.max_result_size[^\n]*(?:\n|\z)/m;
+sub without_too_large_warning {
+    my ($err) = @_;
+    my $warned = $$err =~ s/$too_large_warning//;
+    return $warned ? 1 : 0;
+}
 sub stat_sum {
     my ($column, $cache_like) = @_;
     return sql_value("SELECT coalesce(sum($column), 0) FROM memo.stats WHERE cache_name LIKE '$cache_like'");
@@ -480,8 +488,10 @@ is(info()->{arena_bytes}, 1024 * 1024, 'tiny arena: the arena is pg_memo.cache_s
         my ($n, $what) = @$case;
         my $cache = "faults.size.$n";
         for my $call (1, 2) {
-            is(check_error("SELECT faults_check('rows', $n, " . rows_call($cache, $n) . ')'), '',
-                "result $what: call $call is right");
+            my $err = check_error("SELECT faults_check('rows', $n, " . rows_call($cache, $n) . ')');
+            is(without_too_large_warning(\$err), $n == 40000 ? 1 : 0,
+                "result $what: call $call warns (a session each) only above max_result_size");
+            is($err, '', "result $what: call $call is right");
         }
         figure("result of $n rows: bytes", sql_value(
             "SELECT sum(pg_column_size(t.*)) FROM ($query{rows}) t" =~ s/\$1::int/$n/r));
@@ -493,9 +503,10 @@ is(info()->{arena_bytes}, 1024 * 1024, 'tiny arena: the arena is pg_memo.cache_s
     is(stat_sum('entries', 'faults.size.9000'), '0', 'result above half the arena: not stored');
     is(stat_sum('hits', 'faults.size.200'), '1', 'small result: stored and hit');
 
-    is(check_error("SET pg_memo.max_result_size = '8kB'; SELECT faults_check('rows', 200, "
-            . rows_call('faults.size.setting', 200) . ')'), '',
-        'max_result_size lowered: the result is right');
+    my $err = check_error("SET pg_memo.max_result_size = '8kB'; SELECT faults_check('rows', 200, "
+            . rows_call('faults.size.setting', 200) . ')');
+    is(without_too_large_warning(\$err), 1, 'max_result_size lowered: a WARNING');
+    is($err, '', 'max_result_size lowered: the result is right');
     is(stat_sum('too_large', 'faults.size.setting'), '1', 'max_result_size lowered: the 200-row result is too large now');
     is(stat_sum('entries', 'faults.size.setting'), '0', 'max_result_size lowered: and not stored');
 }

@@ -580,9 +580,12 @@ is($node->safe_psql('postgres', 'SELECT entries || \' \' || used_bytes FROM memo
 # on as before.
 $node->append_conf('postgresql.conf', 'pg_memo.max_cache_names = 16');
 $node->restart;
-$node->safe_psql('postgres', q{
+$node->psql('postgres', q{
     SELECT memo.count('fill.' || g, 'SELECT * FROM fz WHERE id <= $1::int', ARRAY[g::text])
-      FROM generate_series(1, 100) g});
+      FROM generate_series(1, 100) g}, stderr => \my $fill_err, on_error_die => 1);
+like($fill_err, qr/WARNING:  pg_memo's statistics table is full: cache name "fill\.\d+" is counted in the row "\(other\)" of memo\.stats\n.*pg_memo\.max_cache_names \(16\)/,
+     'a name that finds no row warns, naming pg_memo.max_cache_names');
+is(scalar(() = $fill_err =~ /WARNING/g), 1, 'once per session');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.stats'), '16',
    'the statistics table holds pg_memo.max_cache_names rows, (other) included');
 is(memo_stat($node, '(other)', 'calls'), '85',

@@ -335,6 +335,12 @@ is(sql(q{SELECT has_function_privilege('upg_planter', 'memo.reset()', 'EXECUTE')
     isnt(sql(q{SELECT memo.cache_statement('SELECT id FROM items WHERE tag = $1')}), '',
         '1.2: a statement registers');
     is(sql(q{SELECT count(*) FROM memo.statements}), '1', '1.2: in memo.statements');
+    is(sql(q{SELECT state || ' ' || calls FROM memo.registered_statements}), 'serving 0',
+       '1.2: memo.registered_statements, made again over memo.stats');
+    my ($ret, undef, $err) = $node->psql('postgres', q{SELECT memo.count('upg.fails', 'SELECT * FROM items WHERE 1 / (id - id) = 1')});
+    like($err, qr/division by zero/, '1.2: a failing computation');
+    is(sql(q{SELECT computations || ' ' || failures FROM memo.stats WHERE cache_name = 'upg.fails'}), '0 1',
+       '1.2: memo.stats.failures counts it, computations does not');
     sql(q{SELECT memo.uncache_statement('SELECT id FROM items WHERE tag = $1')});
     # 1.2's scope columns on a table watched since 1.0 (scopes.sql has the rest)
     sql(q{SELECT memo.watch('items', true, '{tag}')});

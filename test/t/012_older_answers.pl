@@ -149,7 +149,7 @@ $node->pgbench("-n -c $clients -j 2 -t 20", 0, [qr/processed: [1-9]/], [qr/^$/],
     'clients call a failing query at once',
     { 'failing.sql' => "SET pg_memo.error_ttl = '1h';\nSELECT call_failing();\n" });
 my ($executions, $error_hits, $calls) = split /\|/, $node->safe_psql('postgres',
-    q{SELECT computations, error_hits, calls FROM memo.stats WHERE cache_name = 'failing'});
+    q{SELECT failures, error_hits, calls FROM memo.stats WHERE cache_name = 'failing'});
 # One execution: its error is shared with the callers that waited on its
 # flight and remembered for the others (a leader that did not look for the
 # remembered error before it computed ran the query 10 times in one run).

@@ -28,7 +28,9 @@ namespace {
 constexpr int kStatsColumns_1_0 = 22;
 // 1.1: delta_kept, delta_corrected, delta_fallbacks, stale_hits,
 // stale_on_error_hits, error_hits
-constexpr int kStatsColumns = 28;
+constexpr int kStatsColumns_1_1 = 28;
+// 1.2: failures
+constexpr int kStatsColumns = 29;
 // 1.1: delta_log_bytes, delta_records, delta_fallbacks, restored_at, restored_entries
 constexpr int kInfoColumns_1_1 = 10;
 // 1.2: writing_commits, counters_bumped
@@ -61,7 +63,7 @@ void each_stats_slot(FunctionCallInfo fcinfo, Row row) {
     }
 }
 
-// Fills memo.stats: 1.0's columns, and with ncolumns = kStatsColumns 1.1's.
+// Fills memo.stats: 1.0's columns, 1.1's or 1.2's (ncolumns).
 Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
     using namespace pgmemo;
     StatsTable &stats = shared_state().stats;
@@ -91,9 +93,10 @@ Datum fill_stats(FunctionCallInfo fcinfo, int ncolumns) {
         for (Counter k : {kTakeovers, kWaitTimeouts, kDoubleCheckHits, kFlightFull})
             values[c++] = Int64GetDatum(int64(stats.get(i, k)));
         values[c++] = TimestampTzGetDatum(s.stats_reset.load());
-        if (ncolumns == kStatsColumns)
+        if (ncolumns >= kStatsColumns_1_1)
             for (Counter k : {kDeltaKept, kDeltaCorrected, kDeltaFallbacks, kStaleHits, kStaleOnErrorHits, kErrorHits})
                 values[c++] = Int64GetDatum(int64(stats.get(i, k)));
+        if (ncolumns >= kStatsColumns) values[c++] = Int64GetDatum(int64(stats.get(i, kFailures)));
         Assert(c == ncolumns);
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     });
@@ -244,8 +247,8 @@ void check_result_columns(FunctionCallInfo fcinfo, int expected) {
 }  // namespace
 
 Datum pg_memo_stats_1_1(PG_FUNCTION_ARGS) {
-    check_result_columns(fcinfo, kStatsColumns);
-    return fill_stats(fcinfo, kStatsColumns);
+    check_result_columns(fcinfo, kStatsColumns_1_1);
+    return fill_stats(fcinfo, kStatsColumns_1_1);
 }
 
 Datum pg_memo_info_1_1(PG_FUNCTION_ARGS) {
@@ -258,49 +261,60 @@ Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS) {
     return pg_memo_flights(fcinfo);
 }
 
-// ---- 1.2: bypasses by reason; memo.info with its commit counts -------------
+// ---- 1.2: bypasses by reason; memo.info with its commit counts; memo.stats
+// with failures -------------------------------------------------------------
 extern "C" {
 PG_FUNCTION_INFO_V1(pg_memo_bypass_reasons_1_2);
 PG_FUNCTION_INFO_V1(pg_memo_info_1_2);
+PG_FUNCTION_INFO_V1(pg_memo_stats_1_2);
 Datum pg_memo_bypass_reasons_1_2(PG_FUNCTION_ARGS);
 Datum pg_memo_info_1_2(PG_FUNCTION_ARGS);
+Datum pg_memo_stats_1_2(PG_FUNCTION_ARGS);
+}
+
+Datum pg_memo_stats_1_2(PG_FUNCTION_ARGS) {
+    check_result_columns(fcinfo, kStatsColumns);
+    return fill_stats(fcinfo, kStatsColumns);
 }
 
 namespace {
 
 constexpr int kBypassReasonsColumns = 4;
 
-// The names memo.bypass_reasons shows, from kFirstBypassReason on.
-constexpr const char *kBypassReasonNames[] = {
-    "disabled",         "transaction_snapshot", "standby",           "replica_role",
-    "catalog_changed",  "parallel_worker",      "own_writes",        "triggers_disabled",
-    "catalogs_changing", "not_watched",         "reads_unnamed",     "refused_plans",
-};
-static_assert(sizeof kBypassReasonNames / sizeof *kBypassReasonNames ==
-                  pgmemo::kLastBypassReason - pgmemo::kFirstBypassReason + 1,
-              "a name for every bypass reason");
-
-}  // namespace
-
-// One row per (database, cache name, reason) that counted: the same rows
-// and the same names hidden as memo.stats.
-Datum pg_memo_bypass_reasons_1_2(PG_FUNCTION_ARGS) {
+// One row per (database, cache name, reason) that counted, for the reason
+// counters first..last (reason_name): the same rows and the same names
+// hidden as memo.stats.
+Datum fill_reasons(FunctionCallInfo fcinfo, pgmemo::Counter first, pgmemo::Counter last) {
     using namespace pgmemo;
     check_result_columns(fcinfo, kBypassReasonsColumns);
     StatsTable &stats = shared_state().stats;
     each_stats_slot(fcinfo, [&](ReturnSetInfo *rsinfo, uint32_t i, const StatsSlot &s, bool name_shown) {
-        for (int k = kFirstBypassReason; k <= kLastBypassReason; k++) {
+        for (int k = first; k <= last; k++) {
             uint64_t n = stats.get(i, Counter(k));
             if (n == 0) continue;
             Datum values[kBypassReasonsColumns] = {ObjectIdGetDatum(s.dbid),
                                                    name_shown ? CStringGetTextDatum(s.name) : (Datum)0,
-                                                   CStringGetTextDatum(kBypassReasonNames[k - kFirstBypassReason]),
-                                                   Int64GetDatum(int64(n))};
+                                                   CStringGetTextDatum(reason_name(Counter(k))), Int64GetDatum(int64(n))};
             bool nulls[kBypassReasonsColumns] = {false, !name_shown, false, false};
             tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
         }
     });
     return (Datum)0;
+}
+
+}  // namespace
+
+Datum pg_memo_bypass_reasons_1_2(PG_FUNCTION_ARGS) {
+    return fill_reasons(fcinfo, pgmemo::kFirstBypassReason, pgmemo::kLastBypassReason);
+}
+
+extern "C" {
+PG_FUNCTION_INFO_V1(pg_memo_recompute_reasons_1_2);
+Datum pg_memo_recompute_reasons_1_2(PG_FUNCTION_ARGS);
+}
+
+Datum pg_memo_recompute_reasons_1_2(PG_FUNCTION_ARGS) {
+    return fill_reasons(fcinfo, pgmemo::kFirstRecomputeReason, pgmemo::kLastRecomputeReason);
 }
 
 Datum pg_memo_info_1_2(PG_FUNCTION_ARGS) {

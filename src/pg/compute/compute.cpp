@@ -52,6 +52,7 @@ extern "C" {
 #include "compute/learned_reads.hpp"
 #include "result_format.hpp"
 #include "compute/statement_cache.hpp"
+#include "reason_log.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
 
@@ -261,18 +262,31 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Co
     if (pinned) *pinned = 0;
     Analysis analysis{};
     instr_time start, elapsed;
-    sh.stats.add(slot, kComputations);  // counted even if the query then fails
     INSTR_TIME_SET_CURRENT(start);
-    Result r = guc_error_ttl_ms > 0 && !bypass
-                   ? compute_remembering_errors(call, key, slot, &analysis, wait_for_commits)
-                   : compute(call, key, &analysis, bypass, wait_for_commits);
+    Result r{};
+    // A failed computation (a refusal too) counts apart: its time would
+    // make mean_compute_ms say nothing of the computations that succeed.
+    PG_TRY();
+    {
+        r = guc_error_ttl_ms > 0 && !bypass ? compute_remembering_errors(call, key, slot, &analysis, wait_for_commits)
+                                            : compute(call, key, &analysis, bypass, wait_for_commits);
+    }
+    PG_CATCH();
+    {
+        sh.stats.add(slot, kFailures);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
+    sh.stats.add(slot, kComputations);
     sh.stats.add(slot, kComputeNanos, uint64_t(INSTR_TIME_GET_DOUBLE(elapsed) * 1e9));
 
     if (!storable(analysis, bypass)) {
+        Counter reason = bypass ? bypass_reason : unstored_reason(analysis);
         sh.stats.add(slot, kBypasses);
-        sh.stats.add(slot, bypass ? bypass_reason : unstored_reason(analysis));
+        sh.stats.add(slot, reason);
+        log_reason(call.cache_name, "computed, not stored", reason);
     } else {
         sh.stats.add(slot, kMisses);
         store_result(sh, slot, key, analysis, r, pinned);

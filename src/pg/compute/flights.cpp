@@ -169,7 +169,9 @@ void note_participation(int32_t slot, uint32_t incarnation, bool leading, const 
     current.key_len = key.key_len;
 }
 
-enum class Role { Lead, Join, NoFlight };
+// NoFlight: the flight table is full; NoRoom: the arena had no room for
+// the key's copy.
+enum class Role { Lead, Join, NoFlight, NoRoom };
 
 // Joins the key's flight or claims a new one. The lookup uses the caller's
 // own key bytes; only a caller about to lead copies them into the arena,
@@ -202,7 +204,7 @@ Role join_or_lead(const Encoded &key, uint32_t stats_slot) {
         } else if (!sh.flights.full()) {
             unlock_flights();
             block = sh.store.allocate_block(key.key_len);
-            if (!block) return Role::NoFlight;  // no room in the arena for the key
+            if (!block) return Role::NoRoom;
             memcpy(sh.store.block(block), key.key, key.key_len);
             continue;  // look again, then claim
         }
@@ -325,7 +327,8 @@ bool lead_refresh(const Call &call, const Encoded &key, uint32_t stats_slot, Res
     switch (join_or_lead(key, stats_slot)) {
         case Role::Lead: *out = lead(call, key, stats_slot); return true;
         case Role::Join: leave_flight(); return false;  // someone is on it already
-        case Role::NoFlight: return false;
+        case Role::NoFlight:
+        case Role::NoRoom: return false;
     }
     return false;
 }
@@ -408,6 +411,26 @@ bool take_shared_result(uint64_t entry, uint32_t stats_slot, LookupStatus *got, 
 
 }  // namespace
 
+namespace {
+
+// Said once per session (memo.stats counts every one as flight_full): a
+// miss that computes on its own, so that concurrent misses of its key
+// compute it too.
+void warn_flights_full() {
+    static bool warned = false;
+    if (warned) return;
+    warned = true;
+    ereport(limit_warning_level, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                      errmsg("pg_memo's flight table is full: this miss is computed without a flight"),
+                      errdetail("All pg_memo.max_flights (%d) flights are in progress, so backends that miss the "
+                                "same key meanwhile each compute it; memo.stats counts them as flight_full. This "
+                                "warning is given once per session.",
+                                guc_max_flights),
+                      errhint("Raise pg_memo.max_flights in postgresql.conf and restart the server.")));
+}
+
+}  // namespace
+
 Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_slot) {
     Shared &sh = shared_state();
     instr_time wait_start;
@@ -416,8 +439,9 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
     bool flew_again_for_commit = false;
     for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
         Role role = join_or_lead(key, stats_slot);
-        if (role == Role::NoFlight) {
+        if (role == Role::NoFlight || role == Role::NoRoom) {
             sh.stats.add(stats_slot, kFlightFull);
+            if (role == Role::NoFlight) warn_flights_full();
             break;
         }
         if (role == Role::Lead) return lead(call, key, stats_slot);

@@ -82,15 +82,24 @@ void copy_analysis(const Analysis &from, Analysis *to) {
     memcpy(to->relids, from.relids, sizeof(Oid) * from.nrelids);
 }
 
+constexpr char kCountPrefix[] = "SELECT count(*) FROM (\n";
+
 // The SQL text to prepare: the query, or the count of its rows. The text is
 // wrapped only after it proved to be one SELECT, and without its semicolon
-// and what follows it ("SELECT 1; -- note").
-const char *statement_text(const Call &call) {
+// and what follows it ("SELECT 1; -- note"). *errors: where an error in it
+// points (the statement is the text's first, so its positions are the
+// text's).
+const char *statement_text(const Call &call, TextErrors *errors) {
     char *statement = nullptr;  // wanted only to wrap a count
     const char *sql = text_to_cstring(call.query);
+    *errors = TextErrors{sql, 0};
+    ErrorContextCallback callback{error_context_stack, point_into_text, errors};
+    error_context_stack = &callback;
     check_single_select(sql, call.kind == Kind::Count ? &statement : nullptr);
-    if (call.kind == Kind::Count) sql = psprintf("SELECT count(*) FROM (\n%s\n) AS pg_memo_count", statement);
-    return sql;
+    error_context_stack = callback.previous;
+    if (call.kind != Kind::Count) return sql;
+    errors->skipped = int(strlen(kCountPrefix));
+    return psprintf("%s%s\n) AS pg_memo_count", kCountPrefix, statement);
 }
 
 // Parses the text inside the SPI connection, inferring the parameters'
@@ -157,10 +166,14 @@ void analyze_learned(const Call &call, Query *query, const char *sql, const Lear
 // check again. learned: what the statement's functions were seen to read.
 SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp, MemoryContext caller_ctx,
                              const LearnedReads &learned) {
-    const char *sql = statement_text(call);
+    TextErrors text_errors;
+    const char *sql = statement_text(call, &text_errors);
+    ErrorContextCallback callback{error_context_stack, point_into_text, &text_errors};
+    error_context_stack = &callback;
     start_schema_lookups();
     SPIPlanPtr plan = prepare_text(sql, vp, call.param_types != nullptr);
     stop_schema_lookups();
+    error_context_stack = callback.previous;
     auto *source = static_cast<CachedPlanSource *>(linitial(SPI_plan_get_plan_sources(plan)));
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);
     Query *query = linitial_node(Query, source->query_list);

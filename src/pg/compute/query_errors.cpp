@@ -3,6 +3,7 @@
 #include "compute/query_errors.hpp"
 
 extern "C" {
+#include "mb/pg_wchar.h"
 #include "utils/resowner.h"
 }
 
@@ -32,6 +33,20 @@ ErrorData *error_of_subtransaction(void (*fn)(void *), void *arg) {
     MemoryContextSwitchTo(context);
     CurrentResourceOwner = owner;
     return error;
+}
+
+void point_into_text(void *arg) {
+    const auto *t = static_cast<const TextErrors *>(arg);
+    // A position in the outer statement (the raw parser's), or one SPI
+    // already made internal to the text it parsed.
+    int outer = geterrposition();
+    int position = outer > 0 ? outer : getinternalerrposition();
+    if (position <= 0) return;
+    int in_text = position - t->skipped;
+    if (in_text <= 0 || in_text > pg_mbstrlen(t->text)) return;  // in the wrapper: as SPI said
+    if (outer > 0) errposition(0);
+    internalerrposition(in_text);
+    internalerrquery(t->text);
 }
 
 bool error_belongs_to_query(int sqlerrcode) {

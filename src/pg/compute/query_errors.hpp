@@ -14,6 +14,18 @@ namespace pgmemo {
 // rollback has nothing of pg_memo's to undo.
 ErrorData *error_of_subtransaction(void (*fn)(void *), void *arg);
 
+// An error raised while a query's text is parsed or analyzed points into
+// that text (QUERY and its caret, as PostgreSQL reports one inside a
+// function's body), not into the statement that passed the text. skipped:
+// how many characters the parsed text has before the query's (a count's
+// wrapper around it); a position in them is left as it is.
+struct TextErrors {
+    const char *text;
+    int skipped;
+};
+// An ErrorContextCallback; its arg is a TextErrors.
+void point_into_text(void *text_errors);
+
 // Errors of the query itself, which every caller of the key would get
 // too: shared with a flight's waiters. Not those of the caller's situation
 // (cancels, timeouts, shortages, serialization): its waiters take over.

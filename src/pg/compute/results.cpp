@@ -2,11 +2,13 @@
 #include "compute/results.hpp"
 
 extern "C" {
+#include "access/detoast.h"
 #include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "access/tupconvert.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 }
@@ -29,6 +31,7 @@ struct ResultReceiver {
     MemoryContext payload_context;
     RowSpill *spill;   // nullptr: everything goes into the payload
     uint64_t bound;    // payload bytes past which rows spill
+    uint64_t spilled_bytes;  // about what the payload would have taken, once spilling
     TupleDesc desc;
     char *payload;
     ResultWriter writer;
@@ -54,8 +57,23 @@ bool receive_count(TupleTableSlot *slot, DestReceiver *self) {
     return true;
 }
 
+// The bytes a spilled row would take in the payload, about: a value stored
+// out of line counts with its stored size, as the payload would hold it.
+size_t stored_row_space(HeapTuple tuple, TupleDesc desc) {
+    uint64_t len = tuple->t_len;
+    for (int i = 0; HeapTupleHasExternal(tuple) && i < desc->natts; i++) {
+        if (TupleDescAttr(desc, i)->attlen != -1) continue;
+        bool isnull;
+        Datum d = heap_getattr(tuple, i + 1, desc, &isnull);
+        if (!isnull && VARATT_IS_EXTERNAL(DatumGetPointer(d)))
+            len += toast_datum_size(d) + VARHDRSZ - VARSIZE_EXTERNAL(DatumGetPointer(d));
+    }
+    return row_space(uint32_t(Min(len, uint64_t(UINT32_MAX))));
+}
+
 // The payload's rows move to the caller's tuplestore, and the payload goes.
 void start_spilling(ResultReceiver *rr) {
+    rr->spilled_bytes = rr->writer.size();
     put_rows_for_caller(rr->payload, uint32_t(rr->writer.size()), rr->spill);
     pfree(rr->payload);
     rr->payload = nullptr;
@@ -77,6 +95,7 @@ bool receive_row(TupleTableSlot *slot, DestReceiver *self) {
     bool should_free;
     HeapTuple tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
     if (rr->spill && rr->spill->store) {
+        rr->spilled_bytes += stored_row_space(tuple, rr->desc);
         put_row_for_caller(rr->spill, tuple);
     } else {
         // A stored row must carry its own bytes, not TOAST pointers.
@@ -86,6 +105,7 @@ bool receive_row(TupleTableSlot *slot, DestReceiver *self) {
         size_t space = row_space(flat->t_len);
         if (rr->spill && rr->writer.size() + space > rr->bound) {
             start_spilling(rr);
+            rr->spilled_bytes += space;
             put_row_for_caller(rr->spill, flat);
         } else {
             if (space > rr->writer.capacity() - rr->writer.size()) grow_payload(rr, space);
@@ -142,6 +162,7 @@ Result received_result(ResultReceiver *rr) {
     }
     if (rr->spill && rr->spill->store) {
         r.spilled = true;
+        r.spilled_bytes = rr->spilled_bytes;
         return r;
     }
     r.payload = rr->payload;
@@ -172,15 +193,77 @@ bool same_row_shape(const ResultReader &rd, TupleDesc expected) {
     return true;
 }
 
+// What declared the caller's row type, as a mismatch names it.
+const char *declaration(const RowSpill &spill) {
+    switch (spill.declared_by) {
+        case DeclaredBy::ColumnList: return "the column definition list";
+        case DeclaredBy::RowTypeArgument:
+            return psprintf("row type %s (memo.list_as's first argument)", format_type_be(spill.expected->tdtypeid));
+        case DeclaredBy::Statement: break;
+    }
+    return "the statement's planned result";
+}
+
+// How to make them agree, besides a cast in the query.
+const char *declaration_hint(const RowSpill &spill, const char *query_type) {
+    switch (spill.declared_by) {
+        case DeclaredBy::ColumnList: return psprintf("declare the column as %s in the column definition list", query_type);
+        case DeclaredBy::RowTypeArgument: return psprintf("pass a row type whose column is %s", query_type);
+        case DeclaredBy::Statement: break;
+    }
+    return "run the statement again, to plan it anew";
+}
+
+void column_mismatch(const RowSpill &spill, int position, Form_pg_attribute declared, const ColumnType &query) {
+    const char *declared_type = format_type_with_typemod(declared->atttypid, declared->atttypmod);
+    const char *query_type = format_type_with_typemod(query.type_oid, query.typmod);
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("column \"%s\" (position %d) is %s in the query, but %s in %s",
+                           NameStr(declared->attname), position, query_type, declared_type, declaration(spill)),
+                    errhint("Cast the query's column %d to %s, or %s.", position, declared_type,
+                            declaration_hint(spill, query_type))));
+}
+
+void column_count_mismatch(const RowSpill &spill, uint32_t query_columns, int declared_columns) {
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("the query returns %u columns, but %s has %d", query_columns, declaration(spill),
+                           declared_columns),
+                    spill.declared_by == DeclaredBy::RowTypeArgument
+                        ? errhint("Select one column for each of the row type's columns, in its order.")
+                        : errhint("Declare one column for each of the query's columns, in the query's order.")));
+}
+
+// Raises 42804 unless the stored rows convert to the caller's row type by
+// position: the checks of convert_tuples_by_position (dropped columns of
+// the row type are skipped; a declared typmod must match), made here so
+// that the error names the column, both types and what declared the row.
+void check_row_type(const ResultReader &rd, const RowSpill &spill) {
+    TupleDesc expected = spill.expected;
+    uint32_t q = 0;
+    int declared = 0;
+    for (int i = 0; i < expected->natts; i++) {
+        Form_pg_attribute att = TupleDescAttr(expected, i);
+        if (att->attisdropped) continue;
+        declared++;
+        if (q >= rd.ncolumns()) continue;
+        const ColumnType &col = rd.columns()[q++];
+        if (att->atttypid != col.type_oid || (att->atttypmod >= 0 && att->atttypmod != col.typmod))
+            column_mismatch(spill, declared, att, col);
+    }
+    if (uint32_t(declared) != rd.ncolumns()) column_count_mismatch(spill, rd.ncolumns(), declared);
+}
+
 }  // namespace
 
 void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill) {
     ResultReader rd(payload, len);
     if (!rd.valid() || rd.kind() != ResultKind::Rows) elog(ERROR, "pg_memo: corrupt row result");
     if (!spill->store) {
-        if (!same_row_shape(rd, spill->expected))
+        if (!same_row_shape(rd, spill->expected)) {
+            check_row_type(rd, *spill);
             spill->map = convert_tuples_by_position(stored_descriptor(rd), spill->expected,
-                                                    "query result does not match the column definition list");
+                                                    "query result does not match the caller's row type");
+        }
         // Under the caller's memory and resource owner: a miss path run in
         // a subtransaction (stale_on_error) must not take the store's
         // temporary files with it.
@@ -203,10 +286,32 @@ void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill) {
     }
 }
 
+namespace {
+
+// Said once per session (memo.stats counts every one as too_large): a
+// result that is computed on every call because it is too large to store.
+void warn_too_large(const Shared &sh, uint32_t slot, uint64_t bytes) {
+    static bool warned = false;
+    if (warned) return;
+    warned = true;
+    ereport(limit_warning_level, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                      errmsg("a result of cache name \"%s\" is not stored: about %llu kB, larger than "
+                             "pg_memo.max_result_size (%d kB)",
+                             sh.stats.slot(slot).name, static_cast<unsigned long long>((bytes + 1023) / 1024),
+                             guc_max_result_size_kb),
+                      errdetail("It is computed on every call, and counted as too_large in memo.stats; this "
+                                "warning is given once per session."),
+                      errhint("Raise pg_memo.max_result_size (as a superuser: SET, ALTER ROLE or "
+                              "postgresql.conf), or make the result smaller (a page of it, with LIMIT).")));
+}
+
+}  // namespace
+
 bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
                   uint64_t *pinned) {
     if (r.spilled || r.len > uint64_t(guc_max_result_size_kb) * 1024) {
         sh.stats.add(slot, kTooLarge);
+        warn_too_large(sh, slot, r.spilled ? r.spilled_bytes : r.len);
         return false;
     }
     EntryParts parts;

@@ -21,6 +21,7 @@ struct Result {
     char *payload;
     uint32_t len;
     bool spilled;
+    uint64_t spilled_bytes;  // about what a spilled result would take stored
     bool present() const { return payload != nullptr || spilled; }
 };
 

@@ -51,6 +51,7 @@ extern "C" {
 #include "deltas/delta_qualify.hpp"
 #include "result_format.hpp"
 #include "invalidate/watch.hpp"
+#include "reason_log.hpp"
 #include "shared_state.hpp"
 #include "counter_slots.hpp"
 
@@ -663,8 +664,10 @@ CarryOutcome try_carry(const Call &call, const Encoded &key, uint32_t stats_slot
 // that the readers arriving now miss and share one computation instead of
 // each trying to carry it. reason: what made it stale (an invalidation by
 // writes or catalogs), or the delta fallback's reason.
-void drop_kept_entry(const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale, Counter reason) {
+void drop_kept_entry(const Call &call, const Encoded &key, uint32_t stats_slot, const CopyOutSink &stale,
+                     Counter reason) {
     Shared &sh = shared_state();
+    log_reason(call.cache_name, "entry kept by deltas computed again", reason);
     sh.store.revise_stamps(key.hash, key.key, key.key_len, stale.deps, stale.ndeps, nullptr);
     sh.stats.add(stats_slot, kInvalidations);
     sh.stats.add(stats_slot, reason);
@@ -691,11 +694,11 @@ bool carry_forward(const Call &call, const Encoded &key, uint32_t stats_slot, co
         case CarryOutcome::Corrected: sh.stats.add(stats_slot, kDeltaCorrected); return true;
         case CarryOutcome::Retry: return false;  // catalogs kept changing: compute this time
         case CarryOutcome::OtherPath: return false;
-        case CarryOutcome::Invalid: drop_kept_entry(key, stats_slot, stale, kInvalidatedByWrites); return false;
-        case CarryOutcome::CannotTellRecords: drop_kept_entry(key, stats_slot, stale, kFallbackRecordsMissing); return false;
-        case CarryOutcome::CannotTellQuery: drop_kept_entry(key, stats_slot, stale, kFallbackQueryChanged); return false;
+        case CarryOutcome::Invalid: drop_kept_entry(call, key, stats_slot, stale, kInvalidatedByWrites); return false;
+        case CarryOutcome::CannotTellRecords: drop_kept_entry(call, key, stats_slot, stale, kFallbackRecordsMissing); return false;
+        case CarryOutcome::CannotTellQuery: drop_kept_entry(call, key, stats_slot, stale, kFallbackQueryChanged); return false;
         case CarryOutcome::CannotTellEvaluation:
-            drop_kept_entry(key, stats_slot, stale, kFallbackNotEvaluable);
+            drop_kept_entry(call, key, stats_slot, stale, kFallbackNotEvaluable);
             return false;
     }
     return false;
@@ -707,7 +710,7 @@ LookupStatus carry_and_look_up(const Call &call, const Encoded &key, uint32_t st
     // DDL, a function or privilege change since: no record can carry it,
     // and the delta log is not to blame.
     if (!sink.stale.data_only) {
-        drop_kept_entry(key, stats_slot, sink, kInvalidatedByCatalogs);
+        drop_kept_entry(call, key, stats_slot, sink, kInvalidatedByCatalogs);
         return LookupStatus::Stale;
     }
     LookupStatus status = LookupStatus::StaleKept;

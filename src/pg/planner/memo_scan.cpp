@@ -67,8 +67,8 @@ void fill(MemoScanState *s) {
     call.query = cstring_to_text(s->text);
     read_parameters(estate->es_param_list_info, &call);
     call.search_path_len = effective_search_path(call.search_path);
-    RowSpill spill{estate->es_query_cxt, CurrentResourceOwner, s->slot->tts_tupleDescriptor, s->random_access,
-                   nullptr, nullptr};
+    RowSpill spill{estate->es_query_cxt, CurrentResourceOwner, s->slot->tts_tupleDescriptor,
+                   DeclaredBy::Statement, s->random_access, nullptr, nullptr};
     call.spill = &spill;
     s->served = serve_statement(call, s->options);
     s->store = spill.store;

@@ -177,7 +177,8 @@ bool serving_registration(Query *parse, const char *source, int cursor_options, 
     ErrorData *refusal = error_of_subtransaction(check_candidate, &c);
     if (refusal) {
         if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
-        ereport(DEBUG1, (errmsg_internal("pg_memo does not serve registered statement %s: %s",
+        ereport(guc_log_reasons ? guc_log_reasons : DEBUG1,
+                (errmsg_internal("pg_memo does not serve registered statement %s: %s",
                                          s->registration.cache_name, refusal->message)));
         count_refusal(s->registration);
         if (!c.after_prefix) keep_refusal(key, s->epoch);

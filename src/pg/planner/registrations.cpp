@@ -49,17 +49,6 @@ struct CheckedStatement {
     Analysis analysis;
 };
 
-// An error in the registered text points into it (as PostgreSQL reports
-// one inside a function's body), not into the statement that called
-// memo.cache_statement.
-void point_into_text(void *text) {
-    int position = geterrposition();
-    if (position <= 0) return;
-    errposition(0);
-    internalerrposition(position);
-    internalerrquery(static_cast<const char *>(text));
-}
-
 // Parses and analyzes the text as PostgreSQL parses a client's statement
 // whose parameters' types the client left to the server.
 Query *analyze_text(const char *text) {
@@ -117,7 +106,10 @@ void check_named_tables_watched(const Query *query) {
 
 // The one SELECT of query_text without its semicolon, and its analysis.
 Query *parse_registered(const char *query_text, char **statement) {
-    ErrorContextCallback callback{error_context_stack, point_into_text, const_cast<char *>(query_text)};
+    // An error in the registered text points into it, not into the
+    // statement that called memo.cache_statement.
+    TextErrors text_errors{query_text, 0};
+    ErrorContextCallback callback{error_context_stack, point_into_text, &text_errors};
     error_context_stack = &callback;
     check_single_select(query_text, statement);
     Query *query = analyze_text(*statement);

@@ -44,6 +44,7 @@ Datum pg_memo_count_1_2(PG_FUNCTION_ARGS);
 #include "serve/serve_statement.hpp"
 #include "durability/wal_records.hpp"
 #include "result_format.hpp"
+#include "reason_log.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
 
@@ -163,6 +164,7 @@ Result memoize(const Call &call) {
     sink.want_stale = true;
     sink.want_older = older_answers_wanted();
     LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
+    if (sink.invalidated_by != kCounterCount) log_reason(call.cache_name, "entry stale", sink.invalidated_by);
     if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
         sh.stats.add(slot, kHits);
         last_served = Served::Hit;
@@ -250,7 +252,8 @@ Result memoize_call(FunctionCallInfo fcinfo, const Call &call, int options_arg) 
 Datum list_entry(FunctionCallInfo fcinfo, int first_arg, int options_arg) {
     TupleDesc expected = expected_row_type(fcinfo);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, CurrentResourceOwner, expected,
+    DeclaredBy declared_by = first_arg == 0 ? DeclaredBy::ColumnList : DeclaredBy::RowTypeArgument;
+    RowSpill spill{rsinfo->econtext->ecxt_per_query_memory, CurrentResourceOwner, expected, declared_by,
                    (rsinfo->allowedModes & SFRM_Materialize_Random) != 0, nullptr, nullptr};
     Call call;
     read_arguments(fcinfo, first_arg, Kind::List, &call);
@@ -261,7 +264,13 @@ Datum list_entry(FunctionCallInfo fcinfo, int first_arg, int options_arg) {
 }  // namespace
 
 Served serve_statement(const Call &call, const StatementOptions &options) {
-    put_result_rows(memoize_with(call, options), call.spill);
+    int warning_level = limit_warning_level;
+    limit_warning_level = LOG;
+    PG_TRY();
+    { put_result_rows(memoize_with(call, options), call.spill); }
+    PG_FINALLY();
+    { limit_warning_level = warning_level; }
+    PG_END_TRY();
     return last_served;
 }
 
