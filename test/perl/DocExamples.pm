@@ -1,0 +1,100 @@
+# The SQL examples of a Markdown document, for test/t/021_docs_examples.pl.
+#
+# An example is a fenced block tagged sql (```sql). What the test does
+# with it is said by an HTML comment on the line before the fence (blank
+# lines between allowed), with one or more of, separated by ';':
+#
+#   <!-- example: not run (REASON) -->   skipped, and listed with REASON
+#   <!-- example: signature -->          a function signature, not run; the
+#                                        functions it names must exist
+#   <!-- example: error -->              it must fail (ON_ERROR_STOP)
+#   <!-- example: new database -->       run in a database of its own with
+#                                        the fixture's tables but no extension
+#   <!-- example: new database after SQL -->   the same, after SQL there
+#   <!-- example: run with NEW for OLD -->   run with the text OLD replaced
+#                                        by NEW (a smaller seed, say)
+#
+# Unmarked, it runs in the document's database, after the examples above
+# it, and must not fail. A fenced block tagged text right after the
+# example (blank lines between allowed) is the output psql shows for it:
+# what psql prints (aligned, the default format) with the notices,
+# warnings and errors among it, without psql's "psql:<stdin>:N: " prefix.
+package DocExamples;
+use strict;
+use warnings;
+use Exporter 'import';
+
+our @EXPORT = qw(doc_examples);
+
+# doc_examples(PATH): the examples of the document, in order, each a hash:
+# line (of the opening fence), sql, output (undef without an output block),
+# and the marker's fields: skip (the reason), signature, error,
+# new_database, setup (the SQL after "new database after"), replace (a
+# list of [OLD, NEW]).
+sub doc_examples {
+    my ($path) = @_;
+    open my $fh, '<', $path or die "cannot read $path: $!";
+    my @lines = <$fh>;
+    close $fh;
+    chomp @lines;
+    my (@examples, $fence, $tag, $start, @body, $marker, $marker_line);
+    my $last;  # the example a text block right after it belongs to
+    for my $i (0 .. $#lines) {
+        my $l = $lines[$i];
+        if (defined $fence) {
+            if ($l =~ /^ {0,3}\Q$fence\E\s*$/) {
+                my $text = join("\n", @body) . (@body ? "\n" : '');
+                if ($tag eq 'sql') {
+                    my $ex = { line => $start, sql => $text, marker_parse($marker, $path, $marker_line) };
+                    push @examples, $ex;
+                    $last = $ex;
+                } elsif ($tag eq 'text' && $last && !defined $last->{output}) {
+                    $last->{output} = $text;
+                    $last = undef;
+                } else {
+                    $last = undef;
+                }
+                undef $fence;
+                undef $marker;
+            } else {
+                push @body, $l;
+            }
+            next;
+        }
+        if ($l =~ /^ {0,3}(```+)\s*(\S*)/) {
+            ($fence, $tag, $start, @body) = ($1, $2, $i + 1);
+            # A text block follows its example with nothing but blank lines between.
+            $last = undef unless $tag eq 'text';
+            next;
+        }
+        next if $l =~ /^\s*$/;
+        $last = undef;
+        if ($l =~ /^<!--\s*example:\s*(.*?)\s*-->\s*$/) {
+            ($marker, $marker_line) = ($1, $i + 1);
+        } else {
+            undef $marker;
+        }
+    }
+    die "$path: a fence opened at line $start is not closed\n" if defined $fence;
+    # Every line that opens a sql block opened an example.
+    my $fences = grep { /^\s*```+\s*sql\b/ } @lines;
+    die "$path: $fences sql fences, " . scalar(@examples) . " examples\n" unless $fences == @examples;
+    return @examples;
+}
+
+sub marker_parse {
+    my ($marker, $path, $line) = @_;
+    return () unless defined $marker;
+    my %m;
+    for my $part (split /\s*;\s*(?=not run|signature|error|new database|run with)/, $marker) {
+        if ($part =~ /^not run \((.+)\)$/) { $m{skip} = $1 }
+        elsif ($part eq 'signature') { $m{signature} = 1 }
+        elsif ($part eq 'error') { $m{error} = 1 }
+        elsif ($part =~ /^new database(?: after (.+))?$/) { $m{new_database} = 1; $m{setup} = $1 }
+        elsif ($part =~ /^run with (.+?) for (.+)$/) { push @{ $m{replace} }, [ $2, $1 ] }
+        else { die "$path:$line: unknown example marker: $part\n" }
+    }
+    return %m;
+}
+
+1;

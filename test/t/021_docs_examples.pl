@@ -1,0 +1,134 @@
+# Docs as tests (issue 32): every ```sql example of README.md,
+# docs/reference.md and directory/README.md runs here, in order, one
+# database a document, after a fixture that makes what the examples
+# assume; where the document shows psql's output (a ```text block right
+# after the example) the output must be that. The markers and their
+# meaning: test/perl/DocExamples.pm.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use MemoTest;
+use DocExamples;
+
+my $root = "$FindBin::RealBin/../..";
+my @docs = ('README.md', 'docs/reference.md', 'directory/README.md');
+
+my $node = memo_node('docs', conf => "shared_preload_libraries = 'pg_memo,pg_stat_statements'\n");
+
+# What the examples assume, in a template database every document's
+# database (and every "new database" example's) is made from: the tables
+# they read, with a few rows.
+$node->safe_psql('postgres', q{
+  CREATE ROLE api;
+  CREATE DATABASE app;
+  CREATE DATABASE docs_template;
+});
+$node->safe_psql('docs_template', q{
+  CREATE TABLE orders (id bigint PRIMARY KEY, customer int, customer_id int, region text,
+                       status text, amount numeric);
+  INSERT INTO orders
+  SELECT g, g % 50, g % 50, (ARRAY['north', 'south'])[g % 2 + 1],
+         CASE WHEN g % 3 = 0 THEN 'closed' ELSE 'open' END, g * 1.5
+    FROM generate_series(1, 200) g;
+  CREATE TABLE emp (id int PRIMARY KEY, name text, dept text);
+  INSERT INTO emp VALUES (1, 'Ada', 'd1'), (2, 'Grace', 'd1'), (3, 'Edsger', 'd2'),
+                         (4, 'Barbara', 'd1'), (5, 'Ken', 'd2');
+  CREATE TABLE events (id bigint, at date NOT NULL, what text) PARTITION BY RANGE (at);
+  CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+  CREATE TABLE events_2026 PARTITION OF events FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+  CREATE TABLE employees (id int PRIMARY KEY, name text, team_id int);
+  INSERT INTO employees SELECT g, 'employee ' || g, g % 10 FROM generate_series(1, 100) g;
+});
+# What a document's own database has besides: the extensions, a small
+# directory, the fixture's tables watched.
+my $doc_setup = q{
+  CREATE EXTENSION pg_memo_directory CASCADE;
+  CREATE EXTENSION pg_stat_statements;
+  SELECT directory.directory_seed(2000);
+  SELECT memo.watch('orders');
+  SELECT memo.watch('emp');
+  SELECT memo.watch('employees');
+};
+
+# psql's output for SQL in DB as a terminal shows it: the results, and
+# the notices, warnings and errors among them without psql's prefix.
+# Returns (exit status, output).
+sub run_sql {
+    my ($db, $sql) = @_;
+    my $out = '';
+    IPC::Run::run([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr($db) ],
+                  '<', \$sql, '>&', \$out);
+    my $rc = $? >> 8;
+    $out =~ s/^psql:<stdin>:\d+: //mg;
+    $out =~ s/[ \t]+$//mg;  # aligned output pads its header; the documents need not
+    $out =~ s/\n+\z/\n/;      # nor end with the blank line after the last result
+    return ($rc, $out);
+}
+
+my (@skipped, $ran, $compared, $signatures);
+my $n = 0;
+for my $doc (@docs) {
+    my @examples = doc_examples("$root/$doc");
+    note("$doc: " . scalar(@examples) . ' examples');
+    my $db = 'doc' . ++$n;
+    $node->safe_psql('postgres', "CREATE DATABASE $db TEMPLATE docs_template");
+    $node->safe_psql($db, $doc_setup);
+    for my $ex (@examples) {
+        my $name = "$doc:$ex->{line}";
+        if (defined $ex->{skip}) {
+            push @skipped, "$name ($ex->{skip})";
+            next;
+        }
+        if ($ex->{signature}) {
+            # The functions it names exist (with some signature).
+            my @names = $ex->{sql} =~ /^\s*(\w+\.\w+)\s*\(/mg;
+            my @missing = grep {
+                $node->safe_psql($db, "SELECT count(*) FROM pg_proc WHERE proname = split_part('$_', '.', 2)"
+                                    . " AND pronamespace = to_regnamespace(split_part('$_', '.', 1))") eq '0'
+            } @names;
+            ok(@names && !@missing, "$name: a signature of existing functions (@names)")
+              or diag(@names ? "missing: @missing" : 'names no function');
+            $signatures++;
+            next;
+        }
+        my $in = $db;
+        if ($ex->{new_database}) {
+            $in = "${db}_$ex->{line}";
+            $node->safe_psql('postgres', "CREATE DATABASE $in TEMPLATE docs_template");
+            $node->safe_psql($in, $ex->{setup}) if defined $ex->{setup};
+        }
+        my $sql = $ex->{sql};
+        for my $r (@{ $ex->{replace} // [] }) {
+            my ($old, $new) = @$r;
+            $sql =~ s/\Q$old\E/$new/g or die "$name: no $old to replace\n";
+        }
+        my ($rc, $out) = run_sql($in, $sql);
+        $ran++;
+        note("$name printed:\n$out");
+        if ($ex->{error}) {
+            isnt($rc, 0, "$name: fails, as the document says") or diag($out);
+        } else {
+            is($rc, 0, "$name: runs") or diag($out);
+        }
+        if (defined $ex->{output}) {
+            my $shown = $ex->{output} =~ s/[ \t]+$//mgr;
+            is($out, $shown, "$name: the output the document shows");
+            $compared++;
+        }
+        $node->safe_psql('postgres', "DROP DATABASE $in") if $ex->{new_database};
+    }
+}
+
+$ran //= 0;
+$compared //= 0;
+$signatures //= 0;
+note("ran $ran examples, compared the output of $compared, checked $signatures signatures");
+note("not run: $_") for @skipped;
+ok(@skipped <= 5, 'few examples not run: ' . scalar(@skipped));
+
+done_testing();
