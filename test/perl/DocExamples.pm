@@ -5,12 +5,6 @@
 # lines between allowed), with one or more of, separated by ';':
 #
 #   <!-- example: not run (REASON) -->   skipped, and listed with REASON
-#   <!-- example: signature -->          function signatures, not run: each
-#                                        must be one of the function's: its
-#                                        arguments with their defaults, its
-#                                        result, STRICT exactly when a
-#                                        comment on its lines says so, and
-#                                        STABLE or IMMUTABLE if one says so
 #   <!-- example: error -->              it must fail (ON_ERROR_STOP)
 #   <!-- example: new database -->       run in a database of its own with
 #                                        the fixture's tables but no extension
@@ -18,8 +12,12 @@
 #   <!-- example: run with NEW for OLD -->   run with the text OLD replaced
 #                                        by NEW (a smaller seed, say)
 #
-# Unmarked, it runs in the document's database, after the examples above
-# it, and must not fail. A fenced block tagged text right after the
+# A block of function signatures and nothing else (schema.function(...)
+# RETURNS ..., comments) is not run: each signature must be one of the
+# function's, its arguments with their defaults, its result, STRICT
+# exactly when a comment on its lines says so, and STABLE or IMMUTABLE if
+# one says so. Any other block runs in the document's database, after the
+# examples above it, and must not fail. A fenced block tagged text right after the
 # example (blank lines between allowed) is the output psql shows for it:
 # what psql prints (aligned, the default format) with the notices,
 # warnings and errors among it, without psql's "psql:<stdin>:N: " prefix.
@@ -32,7 +30,8 @@ our @EXPORT = qw(doc_examples signature_entries normal_arguments normal_result);
 
 # doc_examples(PATH): the examples of the document, in order, each a hash:
 # line (of the opening fence), sql, output (undef without an output block),
-# and the marker's fields: skip (the reason), signature, error,
+# signature (true for a block of signatures), and the marker's fields:
+# skip (the reason), error,
 # new_database, setup (the SQL after "new database after"), replace (a
 # list of [OLD, NEW]).
 sub doc_examples {
@@ -50,6 +49,7 @@ sub doc_examples {
                 my $text = join("\n", @body) . (@body ? "\n" : '');
                 if ($tag eq 'sql') {
                     my $ex = { line => $start, sql => $text, marker_parse($marker, $path, $marker_line) };
+                    $ex->{signature} = 1 if eval { signature_entries($text) };
                     push @examples, $ex;
                     $last = $ex;
                 } elsif ($tag eq 'text' && $last && !defined $last->{output}) {
@@ -90,9 +90,8 @@ sub marker_parse {
     my ($marker, $path, $line) = @_;
     return () unless defined $marker;
     my %m;
-    for my $part (split /\s*;\s*(?=not run|signature|error|new database|run with)/, $marker) {
+    for my $part (split /\s*;\s*(?=not run|error|new database|run with)/, $marker) {
         if ($part =~ /^not run \((.+)\)$/) { $m{skip} = $1 }
-        elsif ($part eq 'signature') { $m{signature} = 1 }
         elsif ($part eq 'error') { $m{error} = 1 }
         elsif ($part =~ /^new database(?: after (.+))?$/) { $m{new_database} = 1; $m{setup} = $1 }
         elsif ($part =~ /^run with (.+?) for (.+)$/) { push @{ $m{replace} }, [ $2, $1 ] }

@@ -90,7 +90,7 @@ sub signature_problems {
             next;
         }
         my ($arguments, $result, $strict, $volatility) = @$f;
-        push @wrong, "$e->{name}($e->{arguments}) returns $result, not $e->{result}"
+        push @wrong, "$e->{name}($e->{arguments}) returns $result, not " . ($e->{result} // "(no RETURNS)")
           unless defined $e->{result} && normal_result($result) eq $e->{result};
         push @wrong, "$e->{name}($e->{arguments}) is " . ($strict eq 't' ? '' : 'not ') . 'STRICT'
           if ($e->{comments} =~ /\bSTRICT\b/) != ($strict eq 't');
@@ -142,7 +142,7 @@ for my $doc (@docs) {
             is($rc, 0, "$name: runs") or diag($out);
         }
         if (defined $ex->{output}) {
-            my $shown = $ex->{output} =~ s/[ \t]+$//mgr;
+            my $shown = $ex->{output} =~ s/[ \t]+$//mgr =~ s/\n+\z/\n/r;
             is($out, $shown, "$name: the output the document shows");
             $compared++;
         }
