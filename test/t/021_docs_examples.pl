@@ -102,6 +102,56 @@ sub signature_problems {
     return @wrong;
 }
 
+# The extractor and the markers on a document of its own, first.
+{
+    my $file = PostgreSQL::Test::Utils::tempdir() . '/doc.md';
+    open my $fh, '>', $file or die $!;
+    print $fh <<'DOC';
+Text.
+
+<!-- example: error -->
+```sql
+SELECT 1 AS one;
+SELECT 1 / 0;
+```
+
+```text
+ one
+-----
+   1
+(1 row)
+
+ERROR:  division by zero
+```
+
+<!-- example: not run (a template) -->
+```sql
+SELECT <column> FROM <table>;
+```
+
+```sql
+memo.generation(rel regclass) RETURNS bigint   -- STRICT
+```
+
+<!-- example: new database after CREATE TABLE t (v int); run with 7 for 42 -->
+```sql
+INSERT INTO t VALUES (42);
+```
+DOC
+    close $fh;
+    my @ex = doc_examples($file);
+    is(scalar(@ex), 4, 'extractor: four examples');
+    is_deeply([ map { $_->{line} } @ex ], [ 4, 19, 23, 28 ], 'extractor: the line of each fence');
+    ok($ex[0]{error} && defined $ex[0]{output} && !defined $ex[2]{output}, 'extractor: an error example, its output');
+    is($ex[1]{skip}, 'a template', 'extractor: not run, with the reason');
+    ok($ex[2]{signature} && !$ex[0]{signature}, 'extractor: a block of signatures');
+    is_deeply([ $ex[3]{new_database}, $ex[3]{setup}, $ex[3]{replace} ],
+              [ 1, 'CREATE TABLE t (v int)', [ [ '42', '7' ] ] ], 'extractor: two markers in one comment');
+    my ($rc, $out) = run_sql('postgres', $ex[0]{sql});
+    isnt($rc, 0, 'an error stops the example');
+    is($out, $ex[0]{output}, 'the output of an error example: results, then the error without the prefix');
+}
+
 my (@skipped, $ran, $compared, $signatures);
 my $n = 0;
 for my $doc (@docs) {
