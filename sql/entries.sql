@@ -48,9 +48,10 @@ SELECT cache_name, kind, query, params, rows, state, relations, error, bytes > 0
 -- Its own entry it sees whole.
 SELECT memo.count('ent.other', 'SELECT * FROM ent_items WHERE team = $1', ARRAY['2']);
 SELECT cache_name, query, params, rows, relations FROM memo.entries WHERE cache_name = 'ent.other';
--- Members of pg_read_all_stats see everyone's.
+-- Members of pg_read_all_stats see everyone's queries and parameters, not
+-- their rows or errors: a count's rows are its answer.
 SET ROLE memo_ent_stats;
-SELECT cache_name, query IS NOT NULL AS query_shown, params, relations IS NOT NULL AS relations_shown
+SELECT cache_name, query IS NOT NULL AS query_shown, params, relations IS NOT NULL AS relations_shown, rows, error
   FROM memo.entries WHERE cache_name LIKE 'ent.%' ORDER BY cache_name;
 RESET ROLE;
 

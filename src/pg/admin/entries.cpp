@@ -132,10 +132,12 @@ Datum relations_array(const char *meta, uint32_t meta_len, bool *isnull) {
 }
 
 // One row of memo.entries from its copy. The cache name follows
-// memo.stats' rule; the query, the parameters, the relations, the rows and
-// the error are shown only to the entry's role, superusers and
-// pg_read_all_stats: parameters can be secrets, and a count's rows are the
-// query's answer.
+// memo.stats' rule; the query, the parameters and the relations are shown
+// only to the entry's role, superusers and pg_read_all_stats (parameters
+// can be secrets). The rows and the error only to the entry's role and
+// superusers: a count's rows are the query's answer, which
+// pg_read_all_stats does not entitle a role to (pg_stat_statements shows
+// it no results either).
 void put_entry_row(ReturnSetInfo *rsinfo, const EntryCopy &c, bool all_stats) {
     const char *key = reinterpret_cast<const char *>(&c) + MAXALIGN(sizeof(EntryCopy));
     const char *meta = key + MAXALIGN(c.key_len);
@@ -160,14 +162,14 @@ void put_entry_row(ReturnSetInfo *rsinfo, const EntryCopy &c, bool all_stats) {
     values[5] = PointerGetDatum(params);
     values[6] = Int64GetDatum(int64(c.bytes));
     values[7] = Int64GetDatum(c.rows);
-    nulls[7] = !shown || (c.result != ResultKind::Rows && c.result != ResultKind::Count);
+    nulls[7] = !own || (c.result != ResultKind::Rows && c.result != ResultKind::Count);
     values[8] = TimestampTzGetDatum(c.stamped_at);
     values[9] = CStringGetTextDatum(state_name(c.state));
     values[10] = BoolGetDatum(c.deltas);
     values[11] = relations_array(meta, c.meta_len, &nulls[11]);
     nulls[4] = nulls[5] = !shown;
     nulls[11] = nulls[11] || !shown;
-    if (shown && c.result == ResultKind::Error)
+    if (own && c.result == ResultKind::Error)
         values[12] = CStringGetTextDatum(unpack_sql_state(c.error_code));
     else
         nulls[12] = true;
