@@ -607,3 +607,56 @@ REVOKE ALL ON @extschema@.registered_statements FROM PUBLIC;
 COMMENT ON VIEW @extschema@.registered_statements IS
 'Registered statements with their calls, hits, computations and bypasses, and whether they serve';
 
+
+-- memo.entries: one row per cached entry (issue 32). The cache name follows
+-- memo.stats' rule (others see their own database's only); the query, the
+-- parameters and the relations only the entry's role, superusers and
+-- pg_read_all_stats see (parameters can be secrets). Read one hash bucket
+-- at a time: a hit or a miss waits at most for one bucket's copy.
+-- memo.reset(cache_name, database) removes one cache name's entries.
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.entries(
+    OUT dbid oid,
+    OUT cache_name text,
+    OUT kind text,
+    OUT userid oid,
+    OUT query text,
+    OUT params text[],
+    OUT bytes bigint,
+    OUT rows bigint,
+    OUT created timestamptz,
+    OUT state text,
+    OUT deltas boolean,
+    OUT relations oid[],
+    OUT error text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_memo_entries_1_2'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.entries() IS
+'The cached entries, one row each, read one hash bucket at a time; the source of memo.entries';
+
+-- relations as names only for the current database's entries: another
+-- database's OIDs name relations of its own catalog.
+CREATE VIEW @extschema@.entries AS
+SELECT d.datname, e.dbid, e.cache_name, e.kind, e.userid, e.query, e.params, e.bytes, e.rows,
+       e.created, e.state, e.deltas,
+       CASE WHEN d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+            THEN e.relations::pg_catalog.regclass[] END AS relations,
+       e.error
+  FROM @extschema@.entries() e
+  LEFT JOIN pg_catalog.pg_database d ON d.oid OPERATOR(pg_catalog.=) e.dbid;
+GRANT SELECT ON @extschema@.entries TO PUBLIC;
+
+COMMENT ON VIEW @extschema@.entries IS
+'One row per cached entry: its database, cache name, kind, role, query and parameters (to its role, superusers and pg_read_all_stats), size, rows, when it was stamped, state and relations';
+
+CREATE FUNCTION @extschema@.reset(cache_name text, database name DEFAULT pg_catalog.current_database())
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'pg_memo_reset_cache_1_2'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.reset(text, name) FROM PUBLIC;
+
+COMMENT ON FUNCTION @extschema@.reset(text, name) IS
+'Removes the entries of one cache name in one database (the current one by default) on this server, results and remembered errors alike; returns how many';

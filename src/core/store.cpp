@@ -128,7 +128,8 @@ uint64_t Store::bucket_head(uint32_t bucket) const noexcept {
 }
 
 EntryView Store::view_of(const Entry *e) noexcept {
-    return EntryView{e->deps(), e->ndeps, e->meta(), e->meta_len, e->payload(), e->payload_len, e->stamped_at};
+    return EntryView{e->deps(), e->ndeps, e->meta(), e->meta_len, e->payload(), e->payload_len, e->stamped_at,
+                     e->alloc_bytes};
 }
 
 void Store::entry_identity(const Entry *e, uint64_t *hash, const char **key, uint32_t *key_len,
@@ -168,6 +169,13 @@ StaleInfo Store::stale_info(const Entry *e) const noexcept {
 // abort), so eviction and invalidation counts do not treat it as such.
 bool Store::entry_is_current(const Entry *e) const noexcept {
     return gens_.check(e->deps(), e->ndeps) != Generations::StampState::Stale;
+}
+
+EntryState Store::state_of(const EntryView &e) const noexcept {
+    Generations::StampState stamps = gens_.check(e.deps, e.ndeps);
+    if (stamps == Generations::StampState::Current) return EntryState::Current;
+    if (kept_by_deltas(e.deps, e.ndeps)) return EntryState::Kept;
+    return stamps == Generations::StampState::Stale ? EntryState::Stale : EntryState::Pending;
 }
 
 uint64_t Store::entry_size(const EntryParts &p) noexcept {

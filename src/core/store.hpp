@@ -92,6 +92,7 @@ struct EntryView {
     const char *payload;
     uint32_t payload_len;
     Micros stamped_at;
+    uint64_t bytes;  // what it takes of the arena (memo.stats' bytes count it)
 };
 
 // What the store knows about an entry that is not current.
@@ -141,6 +142,14 @@ enum class LookupStatus {
 };
 
 enum class InsertStatus { Stored, TooLarge, NoSpace };
+
+// Whether a call would be served an entry now (memo.entries shows it).
+enum class EntryState {
+    Current,  // served
+    Pending,  // a commit on a dependency is in progress: hidden until it ends
+    Stale,    // a dependency moved: never served again
+    Kept,     // stale or hidden, but kept by deltas: a call may carry it forward
+};
 
 struct StoreInfo {
     uint64_t arena_bytes;
@@ -210,6 +219,17 @@ public:
     template <class Visit>
     void for_each_entry(Visit visit) noexcept;
 
+    // The same for one bucket (0 <= bucket < bucket_count()), under its
+    // partition's shared lock: a reader that must not hold a lock while it
+    // allocates copies a bucket, releases, then makes its rows (memo.entries).
+    template <class Visit>
+    void for_each_entry_in_bucket(uint32_t bucket, Visit visit) noexcept;
+    uint32_t bucket_count() const noexcept { return nbuckets(); }
+
+    // What a lookup would make of an entry now (its stamps against the
+    // generations; no lock needed beyond the one the view was read under).
+    EntryState state_of(const EntryView &entry) const noexcept;
+
     uint64_t remove_all() noexcept;    // returns entries removed
     // Removes every entry whose key match(key, key_len, context) accepts (a
     // dropped database's); returns how many.
@@ -260,19 +280,22 @@ private:
 template <class Visit>
 void Store::for_each_entry(Visit visit) noexcept {
     uint32_t n = nbuckets();
-    for (uint32_t b = 0; b < n; b++) {
-        uint32_t part = partition_of(b);  // a bucket's low bits are its hashes' low bits
-        locks_->lock_partition(part, false);
-        for (const Entry *e = entry_at(bucket_head(b)); e;) {
-            uint64_t hash, next;
-            const char *key;
-            uint32_t key_len, stats_slot;
-            entry_identity(e, &hash, &key, &key_len, &stats_slot, &next);
-            visit(hash, key, key_len, stats_slot, view_of(e));
-            e = entry_at(next);
-        }
-        locks_->unlock_partition(part);
+    for (uint32_t b = 0; b < n; b++) for_each_entry_in_bucket(b, visit);
+}
+
+template <class Visit>
+void Store::for_each_entry_in_bucket(uint32_t b, Visit visit) noexcept {
+    uint32_t part = partition_of(b);  // a bucket's low bits are its hashes' low bits
+    locks_->lock_partition(part, false);
+    for (const Entry *e = entry_at(bucket_head(b)); e;) {
+        uint64_t hash, next;
+        const char *key;
+        uint32_t key_len, stats_slot;
+        entry_identity(e, &hash, &key, &key_len, &stats_slot, &next);
+        visit(hash, key, key_len, stats_slot, view_of(e));
+        e = entry_at(next);
     }
+    locks_->unlock_partition(part);
 }
 
 }  // namespace pgmemo

@@ -253,6 +253,20 @@ Oid key_database(const char *key, uint32_t len) {
     return ctx.dbid;
 }
 
+bool key_identity(const char *key, uint32_t len, KeyIdentity *identity) {
+    KeyField fields[kFixedKeyFields];
+    if (decode_key(key, len, fields, kFixedKeyFields) < kFixedKeyFields || fields[0].len != 1 ||
+        fields[1].len != sizeof(KeyContext))
+        return false;
+    KeyContext ctx;
+    memcpy(&ctx, fields[1].data, sizeof ctx);
+    identity->kind = fields[0].data[0];
+    identity->dbid = ctx.dbid;
+    identity->cache_name = fields[4].data;
+    identity->cache_name_len = fields[4].len;
+    return true;
+}
+
 bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, ArrayType **params) {
     int n = decode_key(key, len, nullptr, 0);
     if (n < kFixedKeyFields) return false;

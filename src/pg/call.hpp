@@ -106,6 +106,18 @@ Encoded encode_statement(const Call &call);
 // The database a key belongs to (InvalidOid if the bytes are not a key).
 Oid key_database(const char *key, uint32_t len);
 
+// A key's kind byte ('L', 'C', 'S'; lower case for a remembered error),
+// database and cache name (a view into key). Allocates nothing and raises
+// nothing, so it may run under a partition lock (memo.reset(cache_name)).
+// False if the bytes are not a key.
+struct KeyIdentity {
+    char kind;
+    Oid dbid;
+    const char *cache_name;
+    uint32_t cache_name_len;
+};
+bool key_identity(const char *key, uint32_t len, KeyIdentity *identity);
+
 // What a key says, for memo.flights: the role it is for, the query text and
 // the parameters (palloc'd). False if the bytes are not a key.
 bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, ArrayType **params);

@@ -71,6 +71,24 @@ bool public_holds(Datum acl_datum, bool acl_is_null, bool default_holds, AclMode
     return false;
 }
 
+int checked_relations(const char *meta, uint32_t meta_len, Oid *relids, int max) {
+    uint32_t n;
+    if (meta_len < sizeof n) return -1;
+    memcpy(&n, meta, sizeof n);
+    const char *p = meta + sizeof n;
+    const char *end = meta + meta_len;
+    for (uint32_t i = 0; i < n; i++) {
+        PermItem item;
+        if (size_t(end - p) < sizeof item) return -1;
+        memcpy(&item, p, sizeof item);
+        p += sizeof item;
+        if (item.nwords < 0 || size_t(end - p) < sizeof(bitmapword) * size_t(item.nwords)) return -1;
+        p += sizeof(bitmapword) * size_t(item.nwords);
+        if (int(i) < max) relids[i] = item.relid;
+    }
+    return int(n);
+}
+
 bool privileges_still_hold(const char *meta, uint32_t meta_len) {
     uint32_t n;
     if (meta_len < sizeof n) return false;

@@ -35,4 +35,9 @@ char *encode_privilege_checks(List *permissions, List *privileges, uint32_t *len
 // computes, which raises PostgreSQL's own error or pg_memo's refusal).
 bool privileges_still_hold(const char *meta, uint32_t meta_len);
 
+// The relations the stored checks name, in order, at most max of them,
+// into relids; returns how many there are in all (memo.entries). -1 if the
+// bytes are not checks.
+int checked_relations(const char *meta, uint32_t meta_len, Oid *relids, int max);
+
 }  // namespace pgmemo

@@ -325,9 +325,15 @@ is(sql(q{SELECT has_function_privilege('upg_planter', 'memo.reset()', 'EXECUTE')
 {
     my $count = sql($count_sql);
     my $computed = stat_of('upg.count', 'computations');
+    is(sql(q{SELECT to_regclass('memo.entries') IS NULL}), 't', '1.1: no memo.entries yet');
     messages_of('postgres', 'ALTER EXTENSION pg_memo UPDATE');
     is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2', 'updated to 1.2');
     is(sql($count_sql), $count, '1.2: the count cached on 1.1');
+    is(sql(q{SELECT state || ' ' || kind || ' ' || rows FROM memo.entries WHERE cache_name = 'upg.count'}),
+       "current count $count", '1.2: memo.entries shows the count computed again');
+    my $lists = sql(q{SELECT count(*) FROM memo.entries WHERE cache_name = 'upg.list'});
+    is(sql(q{SELECT memo.reset('upg.list')}), $lists, '1.2: memo.reset(cache_name) removes what memo.entries showed');
+    is(sql(q{SELECT count(*) FROM memo.entries WHERE cache_name = 'upg.list'}), '0', '1.2: none left');
     is(stat_of('upg.count', 'computations'), $computed + 1, '1.2: computed once (the update created functions)');
     my $hits = stat_of('upg.count', 'hits');
     is(sql($count_sql), $count, '1.2: the count again');
@@ -379,6 +385,9 @@ sub count_hits_then_invalidates {
         '1.1 install: updated to 1.2');
     # The update's function DDL made the entry stale: computed once more.
     count_hits_then_invalidates('at11', 'at11.count', 't11', '1.1 install on 1.2');
+    is($node->safe_psql('at11', q{SELECT state || ' ' || rows || ' ' || deltas FROM memo.entries
+                                  WHERE datname = current_database() AND cache_name = 'at11.count'}),
+        'current 3 true', '1.1 install on 1.2: memo.entries shows its entry');
 }
 
 # 11. A fresh CREATE EXTENSION installs 1.2, with the same catalog contents

@@ -333,6 +333,52 @@ TEST(Store, ForEachEntryVisitsEveryEntry) {
     EXPECT_EQ(seen, 50);
 }
 
+// memo.entries reads one bucket at a time: every entry is in exactly one
+// bucket, with the bytes memo.stats counts for it.
+TEST(Store, BucketsTogetherVisitEveryEntryOnce) {
+    TestStore t(1 << 20);
+    for (int i = 0; i < 50; i++) t.store.insert(parts(uint64_t(i) * 7919, "k" + std::to_string(i), "v"), kNoLimit);
+    int seen = 0;
+    uint64_t bytes = 0;
+    for (uint32_t b = 0; b < t.store.bucket_count(); b++)
+        t.store.for_each_entry_in_bucket(b, [&](uint64_t, const char *, uint32_t, uint32_t, const EntryView &e) {
+            seen++;
+            bytes += e.bytes;
+        });
+    EXPECT_EQ(seen, 50);
+    EXPECT_EQ(bytes, t.stats.get(1, kBytes));
+}
+
+// The state memo.entries shows is what a lookup would make of the entry.
+TEST(Store, StateOfAnEntryFollowsItsStamps) {
+    TestStore t(1 << 20);
+    uint32_t slot = store_watching(t, 16390, 21, "q");
+    uint32_t kept_slot = Generations::slot_of(1, GenerationKind::Relation, 16391);
+    std::vector<DepStamp> deps = {{kept_slot, kDeltaStamp | kDataStamp, t.gens.read(kept_slot)}};
+    t.store.insert(parts(22, "kept", "v", deps), kNoLimit);
+    auto state = [&](const std::string &key) {
+        EntryState s = EntryState::Stale;
+        int found = 0;
+        t.store.for_each_entry([&](uint64_t, const char *k, uint32_t len, uint32_t, const EntryView &e) {
+            if (std::string(k, len) != key) return;
+            s = t.store.state_of(e);
+            found++;
+        });
+        EXPECT_EQ(found, 1) << key;
+        return s;
+    };
+    EXPECT_EQ(state("q"), EntryState::Current);
+    t.gens.begin_commit(slot);
+    EXPECT_EQ(state("q"), EntryState::Pending);
+    t.gens.bump(slot, 0);
+    t.gens.end_commit(slot);
+    EXPECT_EQ(state("q"), EntryState::Stale);
+    EXPECT_EQ(lookup(t, 21, "q"), LookupStatus::Stale) << "the lookup agrees";
+    EXPECT_EQ(state("kept"), EntryState::Current);
+    t.gens.bump(kept_slot, 0);
+    EXPECT_EQ(state("kept"), EntryState::Kept);
+}
+
 // A bump's time is kept only for the bump that made the value: a reader
 // asking about an older stamp, or racing a newer bump, gets no time.
 TEST(Generations, InvalidationTimeBelongsToItsBump) {

@@ -1,5 +1,6 @@
 // The monitoring views' functions: memo.stats(), memo.flights(),
 // memo.info(), under 1.0's symbols and 1.1's versioned ones.
+#include "admin/views.hpp"
 #include "call.hpp"
 #include "commit_counts.hpp"
 #include "durability/warm_restart.hpp"
@@ -38,12 +39,12 @@ constexpr int kInfoColumns = 12;
 
 double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
 
+}  // namespace
+
 // Members of pg_read_all_stats see everything. Others see the cache names
 // of their own database (or of their own flights) only: names are the
 // applications' own labels, which other databases' users have no need for.
-bool reads_all_stats() { return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS); }
-
-}  // namespace
+bool pgmemo::reads_all_stats() { return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS); }
 
 namespace {
 
@@ -55,7 +56,7 @@ void each_stats_slot(FunctionCallInfo fcinfo, Row row) {
     StatsTable &stats = shared_state().stats;
     InitMaterializedSRF(fcinfo, 0);
     auto *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    bool all_stats = reads_all_stats();
+    bool all_stats = pgmemo::reads_all_stats();
     for (uint32_t i = 0; i < stats.size(); i++) {
         if (!stats.ready(i)) continue;
         const StatsSlot &s = stats.slot(i);
@@ -234,7 +235,9 @@ namespace {
 
 constexpr int kFlightsColumns = 9;
 
-void check_result_columns(FunctionCallInfo fcinfo, int expected) {
+}  // namespace
+
+void pgmemo::check_result_columns(FunctionCallInfo fcinfo, int expected) {
     TupleDesc desc;
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE || desc->natts != expected)
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -244,20 +247,18 @@ void check_result_columns(FunctionCallInfo fcinfo, int expected) {
                         errhint("Run ALTER EXTENSION pg_memo UPDATE.")));
 }
 
-}  // namespace
-
 Datum pg_memo_stats_1_1(PG_FUNCTION_ARGS) {
-    check_result_columns(fcinfo, kStatsColumns_1_1);
+    pgmemo::check_result_columns(fcinfo, kStatsColumns_1_1);
     return fill_stats(fcinfo, kStatsColumns_1_1);
 }
 
 Datum pg_memo_info_1_1(PG_FUNCTION_ARGS) {
-    check_result_columns(fcinfo, kInfoColumns_1_1);
+    pgmemo::check_result_columns(fcinfo, kInfoColumns_1_1);
     return fill_info(fcinfo);
 }
 
 Datum pg_memo_flights_1_1(PG_FUNCTION_ARGS) {
-    check_result_columns(fcinfo, kFlightsColumns);
+    pgmemo::check_result_columns(fcinfo, kFlightsColumns);
     return pg_memo_flights(fcinfo);
 }
 
@@ -273,7 +274,7 @@ Datum pg_memo_stats_1_2(PG_FUNCTION_ARGS);
 }
 
 Datum pg_memo_stats_1_2(PG_FUNCTION_ARGS) {
-    check_result_columns(fcinfo, kStatsColumns);
+    pgmemo::check_result_columns(fcinfo, kStatsColumns);
     return fill_stats(fcinfo, kStatsColumns);
 }
 
@@ -286,7 +287,7 @@ constexpr int kBypassReasonsColumns = 4;
 // hidden as memo.stats.
 Datum fill_reasons(FunctionCallInfo fcinfo, pgmemo::Counter first, pgmemo::Counter last) {
     using namespace pgmemo;
-    check_result_columns(fcinfo, kBypassReasonsColumns);
+    pgmemo::check_result_columns(fcinfo, kBypassReasonsColumns);
     StatsTable &stats = shared_state().stats;
     each_stats_slot(fcinfo, [&](ReturnSetInfo *rsinfo, uint32_t i, const StatsSlot &s, bool name_shown) {
         for (int k = first; k <= last; k++) {
@@ -318,6 +319,6 @@ Datum pg_memo_recompute_reasons_1_2(PG_FUNCTION_ARGS) {
 }
 
 Datum pg_memo_info_1_2(PG_FUNCTION_ARGS) {
-    check_result_columns(fcinfo, kInfoColumns);
+    pgmemo::check_result_columns(fcinfo, kInfoColumns);
     return fill_info(fcinfo);
 }

@@ -1,0 +1,17 @@
+// What the monitoring views share: who sees what, and the check that a
+// view's SQL definition has the columns its C function fills.
+#pragma once
+
+#include "pg_memo.hpp"
+
+namespace pgmemo {
+
+// Whether the current user sees every database's cache names, query texts
+// and parameters: superusers and members of pg_read_all_stats.
+bool reads_all_stats();
+
+// Raises 55000 unless the caller's result type has expected columns (a
+// library newer than the extension's SQL).
+void check_result_columns(FunctionCallInfo fcinfo, int expected);
+
+}  // namespace pgmemo
