@@ -444,7 +444,14 @@ SELECT faults_check('count', :k, @{[count_call('faults.count', ':k')]});
     is(scalar(@failures), 0, 'timeout: no other session got an error')
       or diag(join("\n", map { "command $_->{command}: $_->{message}" } @failures));
     my $errors = log_has_only($log_offset, 'timeout', '57014');
-    is($errors->{'57014'} // 0, scalar(@timeouts), 'timeout: each timeout was a 57014 in the server log');
+    # A client whose 1 ms statement is still running when pgbench's -T ends
+    # is dropped without reading its result: the server logs that timeout and
+    # no client reports it, at most one a client and round.
+    my $logged = $errors->{'57014'} // 0;
+    figure('timeout: 57014 in the server log', $logged);
+    ok($logged >= @timeouts && $logged <= @timeouts + $clients * $scale{timeout_rounds},
+        'timeout: each timeout was a 57014 in the server log')
+      or diag("logged $logged, clients reported " . scalar(@timeouts));
     no_flights_left('timeout');
     is(check_error("SELECT faults_check('count', 2, " . count_call('faults.count', 2) . ')'), '',
         'timeout: later calls are right');
