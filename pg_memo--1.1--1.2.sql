@@ -629,7 +629,9 @@ CREATE FUNCTION @extschema@.entries(
     OUT state text,
     OUT deltas boolean,
     OUT relations oid[],
-    OUT error text)
+    OUT error text,
+    OUT hits bigint,
+    OUT last_hit timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_memo_entries_1_2'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
@@ -640,8 +642,8 @@ COMMENT ON FUNCTION @extschema@.entries() IS
 -- relations as names only for the current database's entries: another
 -- database's OIDs name relations of its own catalog.
 CREATE VIEW @extschema@.entries AS
-SELECT d.datname, e.dbid, e.cache_name, e.kind, e.userid, e.query, e.params, e.bytes, e.rows,
-       e.created, e.state, e.deltas,
+SELECT d.datname, e.dbid, e.cache_name, e.kind, e.userid, pg_catalog.pg_get_userbyid(e.userid) AS role,
+       e.query, e.params, e.bytes, e.rows, e.created, e.hits, e.last_hit, e.state, e.deltas,
        CASE WHEN d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
             THEN e.relations::pg_catalog.regclass[] END AS relations,
        e.error
@@ -650,7 +652,7 @@ SELECT d.datname, e.dbid, e.cache_name, e.kind, e.userid, e.query, e.params, e.b
 GRANT SELECT ON @extschema@.entries TO PUBLIC;
 
 COMMENT ON VIEW @extschema@.entries IS
-'One row per cached entry: its database, cache name, kind, role, query and parameters (to its role, superusers and pg_read_all_stats), size, rows, when it was stamped, state and relations';
+'One row per cached entry: its database, cache name, kind, role, query and parameters (to its role, superusers and pg_read_all_stats), size, rows, when it was stamped, its hits (estimated: one in 16 counted) and last hit, state and relations';
 
 CREATE FUNCTION @extschema@.reset(cache_name text, database name DEFAULT pg_catalog.current_database())
 RETURNS bigint

@@ -115,6 +115,18 @@ RESET ROLE;
 SELECT cache_name FROM memo.entries WHERE datname = current_database() AND cache_name LIKE 'ent.%'
  ORDER BY cache_name;
 
+-- Hits on an entry: estimated (one in 16 counted), with the last one's
+-- second; an entry not yet hit has neither. As the owner, once more.
+SET ROLE memo_ent_owner;
+SELECT memo.count('hot.entry', 'SELECT * FROM ent_items WHERE team = $1', ARRAY['0']);
+SELECT hits, last_hit IS NULL AS never_hit FROM memo.entries WHERE cache_name = 'hot.entry';
+SELECT count(memo.count('hot.entry', 'SELECT * FROM ent_items WHERE team = $1', ARRAY['0']))
+  FROM generate_series(1, 800);
+SELECT hits > 0 AND hits % 16 = 0 AS estimated, last_hit BETWEEN :'started'::timestamptz - interval '1 second' AND clock_timestamp() AS last_hit_now,
+       role = 'memo_ent_owner' AS role_named
+  FROM memo.entries WHERE cache_name = 'hot.entry';
+RESET ROLE;
+
 -- Clean up.
 SELECT memo.uncache_statement('SELECT count(*) FROM ent_items WHERE team = 2');
 DROP DATABASE memo_entries_other;

@@ -25,6 +25,8 @@ StatsTable StatsTable::initialize(void *mem, uint32_t nslots, int64_t now) noexc
         s->name_hash = 0;
         std::memset(s->name, 0, sizeof s->name);
         s->stats_reset.store(now, std::memory_order_relaxed);
+        s->last_used.store(now, std::memory_order_relaxed);
+        s->incarnation.store(0, std::memory_order_relaxed);
         for (auto &c : s->counters) c.store(0, std::memory_order_relaxed);
     }
     std::strncpy(slots[kOverflowSlot].name, kOverflowName, kMaxCacheNameLen);
@@ -36,7 +38,8 @@ StatsTable StatsTable::attach(void *mem, uint32_t nslots) noexcept {
     return StatsTable(static_cast<StatsSlot *>(mem), nslots);
 }
 
-uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len, int64_t now) noexcept {
+uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len, int64_t now,
+                                   int64_t idle_micros) noexcept {
     uint64_t h = hash_mix(dbid, hash_bytes(name, len));
     uint32_t usable = nslots_ - 1;  // slot 0 is the overflow row
     if (usable == 0) return kOverflowSlot;
@@ -64,7 +67,10 @@ uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len, 
             }
             if (state == kEmpty) break;  // the name is not further on
         }
-        if (free_slot == 0) return kOverflowSlot;
+        if (free_slot == 0) {
+            if (idle_micros > 0 && release_idle(now, idle_micros)) continue;
+            return kOverflowSlot;
+        }
         StatsSlot &s = slots_[free_slot];
         uint32_t expected = free_state;
         if (!s.state.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel))
@@ -74,15 +80,16 @@ uint32_t StatsTable::find_or_claim(uint32_t dbid, const char *name, size_t len, 
         std::memset(s.name, 0, sizeof s.name);
         std::memcpy(s.name, name, len);
         s.stats_reset.store(now, std::memory_order_relaxed);
+        s.last_used.store(now, std::memory_order_relaxed);
         s.state.store(kReady, std::memory_order_release);
         // Another claimer of the same name may have taken an earlier slot of
         // the sequence meanwhile (one released while this one probed): the
         // first in the sequence is the name's, for both.
         uint32_t first = first_slot_of(h, dbid, name, len);
         if (first == free_slot) return free_slot;
-        for (auto &c : s.counters) c.store(0, std::memory_order_relaxed);
-        s.dbid = 0;
-        s.state.store(kReleased, std::memory_order_release);
+        uint32_t ready = kReady;
+        if (s.state.compare_exchange_strong(ready, kClaiming, std::memory_order_acq_rel))
+            release_claimed(s, false);
         return first;
     }
     return kOverflowSlot;
@@ -110,14 +117,52 @@ uint32_t StatsTable::release_database(uint32_t dbid) noexcept {
         uint32_t expected = kReady;
         if (s.dbid != dbid || !s.state.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel))
             continue;
-        s.dbid = 0;
-        s.name_hash = 0;
-        std::memset(s.name, 0, sizeof s.name);
-        for (auto &c : s.counters) c.store(0, std::memory_order_relaxed);
-        s.state.store(kReleased, std::memory_order_release);
+        release_claimed(s, false);  // its entries are gone with the database
         released++;
     }
     return released;
+}
+
+void StatsTable::release_claimed(StatsSlot &s, bool keep_gauges) noexcept {
+    s.incarnation.fetch_add(1, std::memory_order_acq_rel);
+    s.dbid = 0;
+    s.name_hash = 0;
+    std::memset(s.name, 0, sizeof s.name);
+    for (int c = 0; c < kCounterCount; c++)
+        if (!keep_gauges || !is_gauge(c)) s.counters[c].store(0, std::memory_order_relaxed);
+    s.state.store(kReleased, std::memory_order_release);
+}
+
+bool StatsTable::release_idle(int64_t now, int64_t idle_micros) noexcept {
+    std::atomic<int64_t> &no_scan_before = slots_[kOverflowSlot].last_used;
+    if (now < no_scan_before.load(std::memory_order_relaxed)) return false;
+    for (int attempt = 0; attempt < kClaimAttempts; attempt++) {
+        uint32_t oldest = kOverflowSlot;
+        int64_t oldest_use = now - idle_micros;
+        for (uint32_t i = 1; i < nslots_; i++) {
+            const StatsSlot &s = slots_[i];
+            int64_t used = s.last_used.load(std::memory_order_relaxed);
+            if (used < oldest_use && s.state.load(std::memory_order_acquire) == kReady && get(i, kEntries) == 0) {
+                oldest = i;
+                oldest_use = used;
+            }
+        }
+        if (oldest == kOverflowSlot) {
+            no_scan_before.store(now + kTouchMicros, std::memory_order_relaxed);
+            return false;
+        }
+        StatsSlot &s = slots_[oldest];
+        uint32_t expected = kReady;
+        if (!s.state.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel)) continue;
+        // Used or given an entry since the scan read it: it stays.
+        if (s.last_used.load(std::memory_order_relaxed) != oldest_use || get(oldest, kEntries) != 0) {
+            s.state.store(kReady, std::memory_order_release);
+            continue;
+        }
+        release_claimed(s, true);
+        return true;
+    }
+    return false;
 }
 
 void StatsTable::reset_counters(int64_t now) noexcept {

@@ -9,7 +9,16 @@
 // tombstone that probing goes past, and a later claim takes): nothing can
 // count into them any more, since no backend is connected to a dropped
 // database and its entries are gone. Slot 0 is reserved for the overflow
-// row "(other)", used once every slot is claimed.
+// row "(other)", used once every slot is claimed and none is idle.
+//
+// Idle rows are reclaimed the same way, when every slot is claimed: a new
+// name takes (by release, then claim) the row of the name longest unused
+// whose last use is older than the caller's idle bound and which holds no
+// entries. Its counters are zeroed but the gauges (entries, bytes): an
+// entry still being stored under the old name counts, and later uncounts,
+// in the row's next name, so a gauge never goes below zero. A backend that
+// remembers a name's slot checks the slot's incarnation, which every
+// release advances, before counting into it again.
 // noexcept means "throws no C++ exception" (see StoreLocks in store.hpp).
 #pragma once
 
@@ -90,7 +99,11 @@ struct StatsSlot {
     uint32_t dbid;
     uint64_t name_hash;
     char name[kMaxCacheNameLen + 1];
-    std::atomic<int64_t> stats_reset;  // opaque timestamp from the caller
+    std::atomic<int64_t> stats_reset;  // the caller's timestamp (microseconds)
+    // The name's last use (written when it moves by a second or more); for
+    // the overflow row: no scan for an idle row before this time.
+    std::atomic<int64_t> last_used;
+    std::atomic<uint32_t> incarnation;  // advanced by every release
     std::atomic<uint64_t> counters[kCounterCount];
 };
 
@@ -103,9 +116,22 @@ public:
     static StatsTable initialize(void *mem, uint32_t nslots, int64_t now) noexcept;
     static StatsTable attach(void *mem, uint32_t nslots) noexcept;
 
-    // The slot for (dbid, name), claiming a free one if needed. Names longer
-    // than kMaxCacheNameLen must be rejected by the caller.
-    uint32_t find_or_claim(uint32_t dbid, const char *name, size_t len, int64_t now) noexcept;
+    // The slot for (dbid, name), claiming a free one if needed; when none is
+    // free and idle_micros > 0, reclaiming the row longest unused for more
+    // than idle_micros that holds no entries. Names longer than
+    // kMaxCacheNameLen must be rejected by the caller. Times in microseconds.
+    uint32_t find_or_claim(uint32_t dbid, const char *name, size_t len, int64_t now,
+                           int64_t idle_micros = 0) noexcept;
+
+    // Notes a use of the slot's name at now (a store only when it moved by a
+    // second or more: the line is written by the counters anyway).
+    void touch(uint32_t slot, int64_t now) noexcept {
+        std::atomic<int64_t> &t = slots_[slot].last_used;
+        if (now - t.load(std::memory_order_relaxed) >= kTouchMicros) t.store(now, std::memory_order_relaxed);
+    }
+    uint32_t incarnation(uint32_t slot) const noexcept {
+        return slots_[slot].incarnation.load(std::memory_order_acquire);
+    }
 
     void add(uint32_t slot, Counter c, uint64_t n = 1) noexcept {
         slots_[slot].counters[c].fetch_add(n, std::memory_order_relaxed);
@@ -128,7 +154,14 @@ public:
     uint32_t release_database(uint32_t dbid) noexcept;
 
 private:
+    static constexpr int64_t kTouchMicros = 1000000;
     StatsTable(StatsSlot *slots, uint32_t nslots) : slots_(slots), nslots_(nslots) {}
+    // Releases the row longest unused before now - idle_micros that holds no
+    // entries; false if there is none (and then no scan for a second).
+    bool release_idle(int64_t now, int64_t idle_micros) noexcept;
+    // Takes a claimed slot (state being claimed) back to released: a new
+    // incarnation, no name, counters zeroed (gauges too unless keep_gauges).
+    void release_claimed(StatsSlot &s, bool keep_gauges) noexcept;
     // The first ready slot of (dbid, name) in its probe sequence, or the overflow slot.
     uint32_t first_slot_of(uint64_t h, uint32_t dbid, const char *name, size_t len) const noexcept;
     StatsSlot *slots_;

@@ -3,6 +3,8 @@
 
 #include <boost/interprocess/managed_external_buffer.hpp>
 #include <cstring>
+#include <ctime>
+#include <unistd.h>
 #include <new>
 
 #include "result_format.hpp"
@@ -20,6 +22,39 @@ enum class Removal { Keep, Dropped, Evicted, Invalidated };
 
 namespace {
 constexpr size_t kCacheLine = 64;
+
+// A hit counts on its entry one time in kHitSample (a draw of this
+// process's own generator) and writes the last hit's second only when it
+// changes, so that a hot entry's header stays a line the cores only read:
+// memo.entries shows the estimate, sampled_hits * kHitSample.
+constexpr uint32_t kHitSample = 16;
+
+uint32_t coarse_unix_seconds() noexcept {
+    timespec ts;
+#ifdef CLOCK_REALTIME_COARSE
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+#else
+    clock_gettime(CLOCK_REALTIME, &ts);
+#endif
+    return uint32_t(ts.tv_sec);
+}
+
+// xorshift64, seeded from the process id at first use: backends draw
+// apart, and one in kHitSample of each backend's hits is counted.
+bool hit_sampled() noexcept {
+    static uint64_t state = 0;
+    if (state == 0) state = 0x9E3779B97F4A7C15ull ^ (uint64_t(getpid()) << 17);
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return (state & (kHitSample - 1)) == 0;
+}
+
+void note_hit(std::atomic<uint32_t> &sampled_hits, std::atomic<uint32_t> &last_hit) noexcept {
+    if (hit_sampled()) sampled_hits.fetch_add(1, std::memory_order_relaxed);
+    uint32_t now = coarse_unix_seconds();
+    if (last_hit.load(std::memory_order_relaxed) != now) last_hit.store(now, std::memory_order_relaxed);
+}
 constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 }  // namespace
 
@@ -49,6 +84,8 @@ struct Store::Entry {
     std::atomic<uint8_t> invalidation_counted;  // stats count it once
     std::atomic<uint8_t> unlinked;              // off the index, freed at last unpin
     uint8_t reserved[1];
+    std::atomic<uint32_t> sampled_hits;         // one in kHitSample hits (note_hit)
+    std::atomic<uint32_t> last_hit;             // the last hit's second (Unix time), 0: none
 
     char *body() { return reinterpret_cast<char *>(this + 1); }
     const char *body() const { return reinterpret_cast<const char *>(this + 1); }
@@ -128,8 +165,16 @@ uint64_t Store::bucket_head(uint32_t bucket) const noexcept {
 }
 
 EntryView Store::view_of(const Entry *e) noexcept {
-    return EntryView{e->deps(), e->ndeps, e->meta(), e->meta_len, e->payload(), e->payload_len, e->stamped_at,
-                     e->alloc_bytes};
+    return EntryView{e->deps(),
+                     e->ndeps,
+                     e->meta(),
+                     e->meta_len,
+                     e->payload(),
+                     e->payload_len,
+                     e->stamped_at,
+                     e->alloc_bytes,
+                     uint64_t(e->sampled_hits.load(std::memory_order_relaxed)) * kHitSample,
+                     e->last_hit.load(std::memory_order_relaxed)};
 }
 
 void Store::entry_identity(const Entry *e, uint64_t *hash, const char **key, uint32_t *key_len,
@@ -222,6 +267,7 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
             // on the entry's cache line in the steady state.
             if (!e->referenced.load(std::memory_order_relaxed))
                 e->referenced.store(1, std::memory_order_relaxed);
+            note_hit(e->sampled_hits, e->last_hit);
             if (pinned) {
                 e->pins.fetch_add(1, std::memory_order_relaxed);
                 *pinned = offset_of(e);
@@ -435,6 +481,8 @@ InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes, uint64
     e->referenced.store(1, std::memory_order_relaxed);
     e->invalidation_counted.store(0, std::memory_order_relaxed);
     e->unlinked.store(0, std::memory_order_relaxed);
+    e->sampled_hits.store(0, std::memory_order_relaxed);
+    e->last_hit.store(0, std::memory_order_relaxed);
     if (pinned) *pinned = offset_of(e);
     std::memcpy(e->body(), p.key, p.key_len);
     if (p.ndeps) std::memcpy(const_cast<DepStamp *>(e->deps()), p.deps, sizeof(DepStamp) * p.ndeps);

@@ -21,7 +21,8 @@
 //     never the reverse, and never two partition locks at once.
 //   - Not under any lock: the clock hand and every counter (atomics), the
 //     entry's referenced bit (an atomic byte written only when it changes),
-//     and the generations.
+//     its sampled hit count (one hit in 16 adds one) and last hit's second
+//     (written when it changes), all relaxed, and the generations.
 //   - An entry is immutable between being linked and being freed, so a
 //     reader holding the shared partition lock may read it freely. The one
 //     exception: revise_stamps may advance the stamps of an entry kept by
@@ -93,6 +94,10 @@ struct EntryView {
     uint32_t payload_len;
     Micros stamped_at;
     uint64_t bytes;  // what it takes of the arena (memo.stats' bytes count it)
+    // Hits on it, estimated (one in 16 counted: hits write the entry's line
+    // rarely), and the last one's second in Unix time (0: none yet).
+    uint64_t estimated_hits;
+    uint32_t last_hit;
 };
 
 // What the store knows about an entry that is not current.

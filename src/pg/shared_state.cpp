@@ -150,13 +150,21 @@ void memo_shmem_startup() {
 }
 
 // Per-backend memo of stats slots: names are looked up in shared memory once.
+// A remembered slot is used only while its incarnation holds: an idle
+// row may be reclaimed for another name.
 struct LocalSlot {
     Oid dbid;
     uint32_t slot;
+    uint32_t incarnation;
     uint8_t len;
     char name[kMaxCacheNameLen + 1];
 };
 constexpr uint32_t kLocalSlots = 64;
+
+// A full statistics table gives a new cache name the row of a name with no
+// entries and no call for this long (the oldest such): rows of names an
+// application stopped using do not keep new names in "(other)" for good.
+constexpr int64_t kStatsIdleMicros = 60 * USECS_PER_SEC;
 LocalSlot local_slots[kLocalSlots];
 
 }  // namespace
@@ -187,8 +195,8 @@ void warn_stats_full(const char *name, size_t len) {
                              "\"%s\" of memo.stats",
                              int(len), name, StatsTable::kOverflowName),
                       errdetail("All pg_memo.max_cache_names (%d) rows are taken (by every database's cache "
-                                "names); its results are cached as before. This warning is given once per "
-                                "session.",
+                                "names), and none is idle (no entries and no call for a minute); its results "
+                                "are cached as before. This warning is given once per session.",
                                 guc_max_cache_names),
                       errhint("Raise pg_memo.max_cache_names in postgresql.conf and restart the server, or use "
                               "fewer cache names.")));
@@ -202,15 +210,22 @@ uint32_t stats_slot_for(const char *name, size_t len) {
                         errmsg("cache name must be 1 to %d bytes long", int(kMaxCacheNameLen))));
     Shared &sh = shared_state();
     LocalSlot &ls = local_slots[(len * 31 + uint8_t(name[0]) + uint8_t(name[len - 1])) % kLocalSlots];
-    if (ls.len == len && ls.dbid == MyDatabaseId && memcmp(ls.name, name, len) == 0) return ls.slot;
-    uint32_t slot = sh.stats.find_or_claim(MyDatabaseId, name, len, GetCurrentTimestamp());
+    TimestampTz now = GetCurrentTimestamp();
+    if (ls.len == len && ls.dbid == MyDatabaseId && memcmp(ls.name, name, len) == 0 &&
+        sh.stats.incarnation(ls.slot) == ls.incarnation) {
+        sh.stats.touch(ls.slot, now);
+        return ls.slot;
+    }
+    uint32_t slot = sh.stats.find_or_claim(MyDatabaseId, name, len, now, kStatsIdleMicros);
     // The overflow row is not the name's for good: a slot may be freed later.
     if (slot == StatsTable::kOverflowSlot) {
         warn_stats_full(name, len);
         return slot;
     }
+    sh.stats.touch(slot, now);
     ls.dbid = MyDatabaseId;
     ls.slot = slot;
+    ls.incarnation = sh.stats.incarnation(slot);
     ls.len = uint8_t(len);
     memcpy(ls.name, name, len);
     return slot;

@@ -66,3 +66,46 @@ TEST(Stats, ReleasedDatabaseRowsAreReclaimed) {
     EXPECT_EQ(t.find_or_claim(2, "d", 1, 0), d);
     EXPECT_EQ(t.release_database(1), 0u);
 }
+
+// A full table gives a new name the row longest unused, if it has been idle
+// past the bound and holds no entries; its counters go but its gauges stay,
+// and a remembered slot's incarnation tells that it changed hands.
+TEST(Stats, IdleRowsAreReclaimedWhenFull) {
+    constexpr int64_t kMinute = 60 * 1000000LL;
+    AlignedBuffer mem(StatsTable::shared_size(4));
+    StatsTable t = StatsTable::initialize(mem.get(), 4, 0);
+    uint32_t b = t.find_or_claim(1, "b", 1, 0, kMinute);  // the oldest, but it holds an entry
+    uint32_t a = t.find_or_claim(1, "a", 1, 10, kMinute);
+    uint32_t c = t.find_or_claim(1, "c", 1, 20, kMinute);
+    t.add(a, kHits, 7);
+    t.add(b, kEntries, 1);
+    uint32_t a_incarnation = t.incarnation(a);
+    EXPECT_EQ(t.find_or_claim(1, "d", 1, 30, kMinute), StatsTable::kOverflowSlot) << "nothing idle for a minute";
+    EXPECT_EQ(t.find_or_claim(1, "d", 1, 30, 0), StatsTable::kOverflowSlot) << "no bound: no reclaim";
+    EXPECT_EQ(t.find_or_claim(1, "d", 1, 500000, 1), StatsTable::kOverflowSlot)
+        << "no scan again within a second of a scan that found nothing";
+
+    t.touch(c, 2 * kMinute);  // c is in use; a is the oldest without entries
+    uint32_t d = t.find_or_claim(1, "d", 1, 3 * kMinute, kMinute);
+    EXPECT_EQ(d, a) << "the row longest unused, without entries";
+    EXPECT_NE(t.incarnation(a), a_incarnation);
+    EXPECT_EQ(t.get(d, kHits), 0u);
+    EXPECT_STREQ(t.slot(d).name, "d");
+    EXPECT_EQ(t.find_or_claim(1, "b", 1, 3 * kMinute, kMinute), b) << "a row with entries is never taken";
+    EXPECT_EQ(t.find_or_claim(1, "c", 1, 3 * kMinute, kMinute), c);
+    EXPECT_EQ(t.find_or_claim(1, "a", 1, 3 * kMinute, kMinute), StatsTable::kOverflowSlot)
+        << "a is counted in (other) until a row is idle again";
+}
+
+TEST(Stats, ReclaimKeepsGaugesAndTouchIsCoarse) {
+    constexpr int64_t kMinute = 60 * 1000000LL;
+    AlignedBuffer mem(StatsTable::shared_size(2));
+    StatsTable t = StatsTable::initialize(mem.get(), 2, 0);
+    uint32_t a = t.find_or_claim(1, "a", 1, 0, kMinute);
+    t.touch(a, 500000);  // under a second: not written
+    EXPECT_EQ(t.slot(a).last_used.load(), 0);
+    t.add(a, kBytes, 64);  // bytes without an entry: the gauge is kept across the reclaim
+    uint32_t b = t.find_or_claim(1, "b", 1, 2 * kMinute, kMinute);
+    EXPECT_EQ(b, a);
+    EXPECT_EQ(t.get(b, kBytes), 64u);
+}

@@ -234,6 +234,30 @@ LookupStatus lookup_stale(TestStore &t, uint64_t hash, const std::string &key, S
 
 }  // namespace
 
+// Hits leave an estimate of their number and the last one's second on the
+// entry (memo.entries), one in 16 counted.
+TEST(Store, HitsAreEstimatedOnTheEntry) {
+    TestStore t(1 << 20);
+    t.store.insert(parts(5, "hot", "v"), kNoLimit);
+    auto seen = [&](uint64_t *hits, uint32_t *last_hit) {
+        t.store.for_each_entry([&](uint64_t, const char *, uint32_t, uint32_t, const EntryView &e) {
+            *hits = e.estimated_hits;
+            *last_hit = e.last_hit;
+        });
+    };
+    uint64_t hits = 1;
+    uint32_t last_hit = 1;
+    seen(&hits, &last_hit);
+    EXPECT_EQ(hits, 0u);
+    EXPECT_EQ(last_hit, 0u) << "no hit yet";
+    for (int i = 0; i < 3200; i++) ASSERT_EQ(lookup(t, 5, "hot"), LookupStatus::Hit);
+    seen(&hits, &last_hit);
+    EXPECT_GT(hits, 1600u) << "3,200 hits, about 200 sampled: 5 standard deviations off at these bounds";
+    EXPECT_LT(hits, 4800u);
+    EXPECT_EQ(hits % 16, 0u);
+    EXPECT_GT(last_hit, 1'700'000'000u) << "a second of Unix time";
+}
+
 // Invalidations by what moved: rows (a write), or anything else (DDL).
 TEST(Store, InvalidationsCountWhatMoved) {
     TestStore t(1 << 20);

@@ -20,6 +20,7 @@ extern "C" {
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(pg_memo_entries_1_2);
@@ -33,7 +34,7 @@ namespace {
 using pgmemo::EntryState;
 using pgmemo::ResultKind;
 
-constexpr int kEntriesColumns = 13;
+constexpr int kEntriesColumns = 15;
 
 // What is copied of one entry under the lock; its key and its privilege
 // checks (which name its relations) follow, each MAXALIGNed.
@@ -47,6 +48,8 @@ struct EntryCopy {
     int32 error_code;   // a remembered error's SQLSTATE
     uint64_t bytes;
     pgmemo::Micros stamped_at;
+    uint64_t estimated_hits;
+    uint32_t last_hit;  // Unix seconds, 0: none
 };
 
 // The copies of one bucket's entries. wanted counts what the bucket needed,
@@ -75,6 +78,8 @@ void copy_entry(const pgmemo::Store &store, BucketBuffer *buf, const char *key, 
     c->deltas = pgmemo::kept_by_deltas(e.deps, e.ndeps);
     c->bytes = e.bytes;
     c->stamped_at = e.stamped_at;
+    c->estimated_hits = e.estimated_hits;
+    c->last_hit = e.last_hit;
     pgmemo::ResultReader rd(e.payload, e.payload_len);
     c->result = rd.valid() ? rd.kind() : ResultKind(0);
     c->rows = !rd.valid() ? 0 : rd.kind() == ResultKind::Rows ? int64(rd.nrows()) : rd.count();
@@ -173,6 +178,9 @@ void put_entry_row(ReturnSetInfo *rsinfo, const EntryCopy &c, bool all_stats) {
         values[12] = CStringGetTextDatum(unpack_sql_state(c.error_code));
     else
         nulls[12] = true;
+    values[13] = Int64GetDatum(int64(c.estimated_hits));
+    values[14] = TimestampTzGetDatum(time_t_to_timestamptz(pg_time_t(c.last_hit)));
+    nulls[14] = c.last_hit == 0;
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
