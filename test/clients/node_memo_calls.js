@@ -1,8 +1,9 @@
 // A Node.js application calling the memo functions with node-postgres'
 // default binding (every value untyped text: a JavaScript array becomes
 // an array literal), as unnamed and as named statements, across writes by
-// another client, each result compared with the direct query. Prints
-// "checked=N mismatches=M errors=E".
+// another client, each result compared with the direct query. The cache
+// names: dp.node_unnamed, dp.node_named, and dp.node_fresh (unnamed, with
+// max_staleness in the call). Prints "checked=N mismatches=M errors=E".
 //
 // usage: node node_memo_calls.js APP_CONNSTRING WRITER_CONNSTRING
 const { Client } = require('pg');
@@ -31,9 +32,9 @@ async function main() {
   for (let i = 0; i < 40; i++) {
     const team = i % 4, done = i % 3 === 0;
     const want = () => app.query(direct, [team, done]);
-    await compare('unnamed', () => app.query(count, ['dp.node', query, [team, done]]), want);
-    await compare('named', () => app.query({ name: 'dp_count', text: count, values: ['dp.node', query, [team, done]] }),
-                  want);
+    await compare('unnamed', () => app.query(count, ['dp.node_unnamed', query, [team, done]]), want);
+    await compare('named', () => app.query({ name: 'dp_count', text: count,
+                                             values: ['dp.node_named', query, [team, done]] }), want);
     await compare('fresh', () => app.query(fresh, ['dp.node_fresh', query, [team, done], '0 seconds']), want);
     if (i % 5 === 4) await writer.query('UPDATE dp_items SET done = NOT done WHERE id = $1', [team + 1]);
   }
