@@ -500,10 +500,12 @@ COMMENT ON FUNCTION @extschema@.count(text, text, @extschema@.params, interval, 
 
 -------------------------------------------------------------------------------
 -- memo.recompute_reasons (issue 32): why entries were computed again, one
--- row per (database, cache name, reason) that counted. writes and
--- catalog_changes add up to the invalidations the store saw (an entry kept
--- by deltas counts where its carry ended); the delta_* reasons add up to
--- delta_fallbacks. memo.stats shows them as one jsonb column (below).
+-- row per (database, cache name, reason) that counted. writes,
+-- catalog_changes and the delta_* reasons add up to invalidations (an entry
+-- kept by deltas counts where its carry ended); the delta_* reasons alone
+-- add up to delta_fallbacks. evicted equals evictions; error_expired counts
+-- the remembered errors that outlived their error_ttl, in no other column.
+-- memo.stats shows them as one jsonb column (below).
 -------------------------------------------------------------------------------
 
 CREATE FUNCTION @extschema@.recompute_reasons(OUT dbid oid, OUT cache_name text, OUT reason text,
@@ -513,7 +515,7 @@ AS 'MODULE_PATHNAME', 'pg_memo_recompute_reasons_1_2'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.recompute_reasons() IS
-'Entries computed again by reason (writes, catalog_changes, delta_records_missing, delta_query_changed, delta_not_evaluable), one row per (database, cache name, reason) that counted; the source of memo.stats.recompute_reasons';
+'Entries computed again by reason (writes, catalog_changes, delta_records_missing, delta_query_changed, delta_not_evaluable, evicted, error_expired), one row per (database, cache name, reason) that counted; the source of memo.stats.recompute_reasons';
 
 -------------------------------------------------------------------------------
 -- memo.stats gains failures (issue 32): calls whose computation raised an
@@ -608,11 +610,13 @@ COMMENT ON VIEW @extschema@.registered_statements IS
 'Registered statements with their calls, hits, computations and bypasses, and whether they serve';
 
 
--- memo.entries: one row per cached entry (issue 32). The cache name follows
--- memo.stats' rule (others see their own database's only); the query, the
--- parameters and the relations only the entry's role, superusers and
--- pg_read_all_stats see (parameters can be secrets). Read one hash bucket
--- at a time: a hit or a miss waits at most for one bucket's copy.
+-- memo.entries: one row per cached entry (issue 32), results and remembered
+-- errors (kind error). Every role sees its own database's cache names;
+-- another database's, the query, the parameters and the relations only the
+-- entry's role, superusers and pg_read_all_stats see (parameters can be
+-- secrets); the rows and the error only the entry's role and superusers.
+-- Read one hash bucket at a time: a hit or a miss waits at most for one
+-- bucket's copy.
 -- memo.reset(cache_name, database) removes one cache name's entries.
 -------------------------------------------------------------------------------
 

@@ -24,6 +24,19 @@ SELECT memo.count('sf', 'SELECT * FROM sf_events WHERE date_trunc(''day'', at) =
        (SELECT count(*) FROM sf_events WHERE date_trunc('day', at) = '2026-03-29'::timestamptz) AS direct;
 SELECT memo.count('sf', 'SELECT * FROM sf_events WHERE date_trunc(''day'', at) = $1::timestamptz', '{2026-03-29}') AS again;
 SELECT calls, hits, misses, computations FROM counters('sf');
+-- a timestamptz column compared with a date or a timestamp: the day
+-- begins at the zone's midnight
+SET timezone = 'Europe/Berlin';
+SELECT memo.count('sf.day', 'SELECT * FROM sf_events WHERE at >= $1::date AND at < $2::timestamp',
+                  '{2026-03-29,2026-03-30 00:00}') AS cached,
+       (SELECT count(*) FROM sf_events WHERE at >= '2026-03-29'::date AND at < '2026-03-30 00:00'::timestamp) AS direct;
+SET timezone = 'UTC';
+SELECT memo.count('sf.day', 'SELECT * FROM sf_events WHERE at >= $1::date AND at < $2::timestamp',
+                  '{2026-03-29,2026-03-30 00:00}') AS cached,
+       (SELECT count(*) FROM sf_events WHERE at >= '2026-03-29'::date AND at < '2026-03-30 00:00'::timestamp) AS direct;
+SELECT memo.count('sf.day', 'SELECT * FROM sf_events WHERE at >= $1::date AND at < $2::timestamp',
+                  '{2026-03-29,2026-03-30 00:00}') AS again;
+SELECT calls, hits, misses, computations FROM counters('sf.day');
 
 -- 2. output functions under DateStyle and IntervalStyle, money under lc_monetary
 SET datestyle = 'German';

@@ -11,6 +11,15 @@ SELECT count(*) FROM memo.stats WHERE calls > 0;
 
 -- results above pg_memo.max_result_size are returned, not stored, and counted
 SET pg_memo.max_result_size = '64kB';
+-- met first by a registered statement: logged, not sent to its unchanged
+-- application, and the memo call below is still warned (once a session
+-- and level)
+SELECT memo.cache_statement('SELECT body FROM blob WHERE id = 3', cache_name => 'blob.statement') IS NOT NULL AS registered;
+\o /dev/null
+SELECT body FROM blob WHERE id = 3;
+\o
+SELECT calls, too_large FROM memo.stats WHERE cache_name = 'blob.statement';
+SELECT memo.uncache_statement('SELECT body FROM blob WHERE id = 3');
 SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', '{1}') AS t(body text);
 SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', '{1}') AS t(body text);
 SELECT calls, hits, misses, computations, entries FROM counters('blob');
@@ -54,6 +63,10 @@ SELECT sum(length(body)) FROM generate_series(1, 200) g,
 SELECT evictions > 0 AS evicted, used_bytes <= arena_bytes AS bounded, entries < 200 AS some_left
   FROM memo.info;
 SELECT evictions > 0 AS evicted FROM memo.stats WHERE cache_name = 'blob';
+-- each eviction is a reason an entry is computed again
+SELECT recomputations = evictions AS evictions_are_reasons
+  FROM memo.stats JOIN memo.recompute_reasons() USING (dbid, cache_name)
+ WHERE cache_name = 'blob' AND reason = 'evicted';
 -- the newest entries survive eviction
 SELECT hits AS hits_before FROM counters('blob') \gset
 SELECT length(body) FROM memo.list('blob', 'SELECT body FROM blob WHERE id = $1::int', '{200}') AS t(body text);
@@ -75,6 +88,15 @@ UPDATE blob SET body = body WHERE id = 1;
 ROLLBACK;
 UPDATE blob SET body = body WHERE id = 1;
 SELECT writing_commits - :commits_before AS commits, counters_bumped - :bumps_before AS bumps FROM memo.info;
+
+-- a result within pg_memo.max_result_size but above half the arena: not
+-- stored either, and the warning names the arena (in a new session: once
+-- per session)
+\c
+SET pg_memo.max_result_size = '6MB';
+SELECT count(*) FROM memo.list('blob.half', 'SELECT body FROM blob WHERE id <= 50', '{}') AS t(body text);
+SELECT too_large, entries FROM memo.stats WHERE cache_name = 'blob.half';
+RESET pg_memo.max_result_size;
 
 -- reset_stats zeroes counters but keeps the gauges
 SELECT memo.reset_stats();
@@ -129,3 +151,28 @@ SELECT cache_name, invalidations, delta_fallbacks, recompute_reasons
   FROM memo.stats WHERE cache_name LIKE 'why.%' ORDER BY cache_name;
 SELECT reason, recomputations FROM memo.recompute_reasons()
  WHERE cache_name = 'why.plain' ORDER BY reason;
+
+-- An entry kept by deltas that a write left no record to carry it past
+-- (past pg_memo.max_delta_rows), and one whose new rows its WHERE cannot
+-- be evaluated over (an error: the direct query's too): computed again,
+-- each under its own reason. A remembered error outlived: once.
+SELECT memo.count('why.missing', 'SELECT * FROM why_d WHERE grp = $1', '{2}');
+SET pg_memo.max_delta_rows = 1;
+UPDATE why_d SET grp = grp WHERE id <= 3;
+RESET pg_memo.max_delta_rows;
+SET pg_memo.log_reasons = notice;
+SELECT memo.count('why.missing', 'SELECT * FROM why_d WHERE grp = $1', '{2}');
+SELECT memo.count('why.eval', 'SELECT * FROM why_d WHERE 10 / (grp + 1) > 1', '{}');
+INSERT INTO why_d VALUES (100, -1);
+SELECT try($$SELECT memo.count('why.eval', 'SELECT * FROM why_d WHERE 10 / (grp + 1) > 1', '{}')$$);
+SET pg_memo.error_ttl = '1h';
+SELECT try($$SELECT memo.count('why.error', 'SELECT * FROM why_d WHERE 10 / (grp - grp) > 1', '{}')$$);
+SELECT try($$SELECT memo.count('why.error', 'SELECT * FROM why_d WHERE 10 / (grp - grp) > 1', '{}')$$);
+SELECT pg_sleep(0.01);
+SET pg_memo.error_ttl = '5ms';  -- a caller's own TTL: the error is older
+SELECT try($$SELECT memo.count('why.error', 'SELECT * FROM why_d WHERE 10 / (grp - grp) > 1', '{}')$$);
+RESET pg_memo.error_ttl;
+RESET pg_memo.log_reasons;
+SELECT cache_name, invalidations, delta_fallbacks, error_hits, failures, recompute_reasons
+  FROM memo.stats WHERE cache_name IN ('why.missing', 'why.eval', 'why.error') ORDER BY cache_name;
+SELECT kind, state FROM memo.entries WHERE cache_name = 'why.error';

@@ -184,7 +184,8 @@ static_assert(sizeof kBypassReasonNames / sizeof *kBypassReasonNames == kLastByp
               "a name for every bypass reason");
 
 constexpr const char *kRecomputeReasonNames[] = {
-    "writes", "catalog_changes", "delta_records_missing", "delta_query_changed", "delta_not_evaluable",
+    "writes",  "catalog_changes", "delta_records_missing", "delta_query_changed", "delta_not_evaluable",
+    "evicted", "error_expired",
 };
 static_assert(sizeof kRecomputeReasonNames / sizeof *kRecomputeReasonNames ==
                   kLastRecomputeReason - kFirstRecomputeReason + 1,

@@ -73,20 +73,23 @@ enum Counter : int {
     kBypassReadsUnnamed,       // computed, not stored: its functions read what its text does not name
     kRefusedPlans,             // plannings of a registered statement refused
     // Why entries were computed again (memo.recompute_reasons): each
-    // invalidation by what moved, each delta fallback by what was missing.
+    // invalidation by what moved, each delta fallback by what was missing,
+    // each eviction, each remembered error outlived.
     kInvalidatedByWrites,      // only counters of rows moved: a write to a table it reads
     kInvalidatedByCatalogs,    // DDL, a function, type, schema, privilege or role change
     kFallbackRecordsMissing,   // kept by deltas, but a write on the way left no record
                                // (TRUNCATE, past max_delta_rows, the log wrapped)
     kFallbackQueryChanged,     // kept by deltas, but its query means something else now
     kFallbackNotEvaluable,     // kept by deltas, but the records could not be evaluated over it
+    kRecomputeEvicted,         // removed to make room (with kEvictions)
+    kRecomputeErrorExpired,    // a remembered error outlived pg_memo.error_ttl: the call computes
     kCounterCount
 };
 
 constexpr Counter kFirstBypassReason = kBypassDisabled;
 constexpr Counter kLastBypassReason = kRefusedPlans;
 constexpr Counter kFirstRecomputeReason = kInvalidatedByWrites;
-constexpr Counter kLastRecomputeReason = kFallbackNotEvaluable;
+constexpr Counter kLastRecomputeReason = kRecomputeErrorExpired;
 
 // The name memo.bypass_reasons or memo.recompute_reasons shows for a
 // reason counter (and pg_memo.log_reasons logs); nullptr for other counters.

@@ -380,6 +380,7 @@ void Store::account_removed(Entry *e, Removal reason) noexcept {
     shared_->entries.fetch_sub(1, std::memory_order_relaxed);
     if (reason == Removal::Evicted) {
         stats_.add(e->stats_slot, kEvictions);
+        stats_.add(e->stats_slot, kRecomputeEvicted);
         shared_->evictions.fetch_add(1, std::memory_order_relaxed);
     } else if (reason == Removal::Invalidated && !kept_by_deltas(e->deps(), e->ndeps)) {
         // (an entry kept by deltas is counted by the caller that tried to carry it)
@@ -615,6 +616,19 @@ bool Store::revise_stamps(uint64_t hash, const char *key, uint32_t key_len, cons
     }
     locks_->unlock_partition(part);
     return done;
+}
+
+bool Store::remove_stamped(uint64_t hash, const char *key, uint32_t key_len, Micros stamped_at) noexcept {
+    uint32_t bucket = uint32_t(hash & (shared_->cfg.nbuckets - 1));
+    uint64_t freed = 0;
+    return sweep_bucket(bucket,
+                        [&](Entry *e) {
+                            return e->hash == hash && e->key_len == key_len && e->stamped_at == stamped_at &&
+                                           std::memcmp(e->key(), key, key_len) == 0
+                                       ? Removal::Dropped
+                                       : Removal::Keep;
+                        },
+                        &freed) > 0;
 }
 
 uint64_t Store::remove_stale() noexcept {

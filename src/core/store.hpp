@@ -241,6 +241,10 @@ public:
     using KeyMatch = bool (*)(const char *key, uint32_t key_len, void *context);
     uint64_t remove_matching(KeyMatch match, void *context) noexcept;
     uint64_t remove_stale() noexcept;  // entries whose generations moved on
+    // Removes the entry under key stored at stamped_at (not one that
+    // replaced it), counting neither an eviction nor an invalidation (a
+    // remembered error outlived); false if it is not there.
+    bool remove_stamped(uint64_t hash, const char *key, uint32_t key_len, Micros stamped_at) noexcept;
     StoreInfo info() const noexcept;
 
 private:

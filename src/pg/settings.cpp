@@ -29,6 +29,14 @@ int guc_unwatched_tables = kUnwatchedError;
 int guc_log_reasons = 0;
 int limit_warning_level = WARNING;
 
+bool limit_message_due(Limit limit) {
+    static bool said[int(Limit::Count)][2];
+    bool &s = said[int(limit)][limit_warning_level >= WARNING];
+    if (s) return false;
+    s = true;
+    return true;
+}
+
 namespace {
 const struct config_enum_entry unwatched_options[] = {
     {"error", kUnwatchedError, false}, {"compute", kUnwatchedCompute, false}, {nullptr, 0, false}};

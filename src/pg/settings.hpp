@@ -35,6 +35,12 @@ extern int guc_log_reasons;
 // and must see nothing of pg_memo (serve_statement sets it).
 extern int limit_warning_level;
 
+// Whether this session is still to be told of limit at limit_warning_level:
+// once per session and level, so that a registered statement's LOG does not
+// take the WARNING a later memo call gets (memo.stats counts every one).
+enum class Limit { ResultNotStored, StatsFull, FlightsFull, Count };
+bool limit_message_due(Limit limit);
+
 // Defines them; called from _PG_init.
 void define_settings();
 

@@ -187,9 +187,7 @@ namespace {
 // Said once per session (the row "(other)" counts the calls of every such
 // name): a cache name that found no row of its own in memo.stats.
 void warn_stats_full(const char *name, size_t len) {
-    static bool warned = false;
-    if (warned) return;
-    warned = true;
+    if (!limit_message_due(Limit::StatsFull)) return;
     ereport(limit_warning_level, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
                       errmsg("pg_memo's statistics table is full: cache name \"%.*s\" is counted in the row "
                              "\"%s\" of memo.stats",

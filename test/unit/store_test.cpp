@@ -149,6 +149,8 @@ TEST(Store, FullArenaEvictsAndStaysBounded) {
     EXPECT_LT(info.entries, uint64_t(n));
     EXPECT_EQ(info.entries + info.evictions, uint64_t(n));
     EXPECT_EQ(t.stats.get(1, kEvictions), info.evictions);
+    EXPECT_EQ(t.stats.get(1, kRecomputeEvicted), info.evictions) << "a reason for each entry computed again";
+    EXPECT_EQ(t.stats.get(1, kInvalidations), 0u);
     // The newest entry survives: eviction takes unreferenced entries first.
     std::string last = "key" + std::to_string(n - 1);
     EXPECT_EQ(lookup(t, uint64_t(n - 1) * 2654435761u, last), LookupStatus::Hit);
@@ -175,6 +177,25 @@ TEST(Store, RemoveMatchingTakesOnlyWhatMatches) {
     EXPECT_EQ(t.store.info().entries, 25u);
     EXPECT_EQ(lookup(t, 1, "odd1"), LookupStatus::Miss);
     EXPECT_EQ(lookup(t, 2, "even2"), LookupStatus::Hit);
+}
+
+// A remembered error outlived: removed by its stamp, so that a newer entry
+// under the key stays, and counted as neither eviction nor invalidation.
+TEST(Store, RemoveStampedTakesOnlyThatEntry) {
+    TestStore t(1 << 20);
+    EntryParts old_error = parts(5, "k", "error");
+    old_error.stamped_at = 100;
+    t.store.insert(old_error, kNoLimit);
+    EXPECT_FALSE(t.store.remove_stamped(5, "k", 1, 99)) << "another stamp: a newer entry";
+    EXPECT_FALSE(t.store.remove_stamped(5, "j", 1, 100)) << "another key";
+    EXPECT_EQ(lookup(t, 5, "k"), LookupStatus::Hit);
+    EXPECT_TRUE(t.store.remove_stamped(5, "k", 1, 100));
+    EXPECT_FALSE(t.store.remove_stamped(5, "k", 1, 100)) << "removed once";
+    EXPECT_EQ(lookup(t, 5, "k"), LookupStatus::Miss);
+    EXPECT_EQ(t.store.info().entries, 0u);
+    EXPECT_EQ(t.stats.get(1, kEntries), 0u);
+    EXPECT_EQ(t.stats.get(1, kBytes), 0u);
+    EXPECT_EQ(t.stats.get(1, kInvalidations) + t.stats.get(1, kEvictions), 0u);
 }
 
 TEST(Store, ConcurrentHitsAndInserts) {

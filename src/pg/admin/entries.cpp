@@ -105,10 +105,11 @@ void copy_bucket(pgmemo::Store &store, uint32_t b, BucketBuffer *buf) {
 }
 
 const char *kind_name(char kind) {
-    switch (kind | 0x20) {  // a remembered error's kind is in lower case
-        case 'l': return "list";
-        case 'c': return "count";
-        case 's': return "statement";
+    switch (kind) {
+        case 'L': return "list";
+        case 'C': return "count";
+        case 'S': return "statement";
+        case 'l': case 'c': case 's': return "error";  // remembered for its call's key (pg_memo.error_ttl)
         default: return "unknown";
     }
 }
@@ -136,8 +137,8 @@ Datum relations_array(const char *meta, uint32_t meta_len, bool *isnull) {
     return PointerGetDatum(construct_array(values, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
 }
 
-// One row of memo.entries from its copy. The cache name follows
-// memo.stats' rule; the query, the parameters and the relations are shown
+// One row of memo.entries from its copy. The cache name is shown for this
+// database's entries, and for another's as the query is; the query, the parameters and the relations are shown
 // only to the entry's role, superusers and pg_read_all_stats (parameters
 // can be secrets). The rows and the error only to the entry's role and
 // superusers: a count's rows are the query's answer, which

@@ -417,9 +417,7 @@ namespace {
 // miss that computes on its own, so that concurrent misses of its key
 // compute it too.
 void warn_flights_full() {
-    static bool warned = false;
-    if (warned) return;
-    warned = true;
+    if (!limit_message_due(Limit::FlightsFull)) return;
     ereport(limit_warning_level, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
                       errmsg("pg_memo's flight table is full: this miss is computed without a flight"),
                       errdetail("All pg_memo.max_flights (%d) flights are in progress, so backends that miss the "

@@ -289,20 +289,40 @@ void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill) {
 namespace {
 
 // Said once per session (memo.stats counts every one as too_large): a
-// result that is computed on every call because it is too large to store.
-void warn_too_large(const Shared &sh, uint32_t slot, uint64_t bytes) {
-    static bool warned = false;
-    if (warned) return;
-    warned = true;
-    ereport(limit_warning_level, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                      errmsg("a result of cache name \"%s\" is not stored: about %llu kB, larger than "
-                             "pg_memo.max_result_size (%d kB)",
-                             sh.stats.slot(slot).name, static_cast<unsigned long long>((bytes + 1023) / 1024),
-                             guc_max_result_size_kb),
-                      errdetail("It is computed on every call, and counted as too_large in memo.stats; this "
-                                "warning is given once per session."),
-                      errhint("Raise pg_memo.max_result_size (as a superuser: SET, ALTER ROLE or "
-                              "postgresql.conf), or make the result smaller (a page of it, with LIMIT).")));
+// result that is computed on every call because it cannot be stored.
+void warn_not_stored(const Shared &sh, uint32_t slot, uint64_t bytes, InsertStatus why) {
+    if (!limit_message_due(Limit::ResultNotStored)) return;
+    const char *name = sh.stats.slot(slot).name;
+    unsigned long long kb = (bytes + 1023) / 1024;
+    const char *detail = "It is computed on every call, and counted as too_large in memo.stats; this warning is "
+                         "given once per session.";
+    if (why == InsertStatus::NoSpace)
+        ereport(limit_warning_level,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                 errmsg("a result of cache name \"%s\" is not stored: no room could be made for its %llu kB in "
+                        "pg_memo.cache_size (%d kB)",
+                        name, kb, guc_cache_size_kb),
+                 errdetail("%s", detail),
+                 errhint("The entries that take the arena are held by computations in progress; raise "
+                         "pg_memo.cache_size in postgresql.conf and restart the server.")));
+    else if (bytes > uint64_t(guc_max_result_size_kb) * 1024)
+        ereport(limit_warning_level,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                 errmsg("a result of cache name \"%s\" is not stored: about %llu kB, larger than "
+                        "pg_memo.max_result_size (%d kB)",
+                        name, kb, guc_max_result_size_kb),
+                 errdetail("%s", detail),
+                 errhint("Raise pg_memo.max_result_size (as a superuser: SET, ALTER ROLE or "
+                         "postgresql.conf), or make the result smaller (a page of it, with LIMIT).")));
+    else
+        ereport(limit_warning_level,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                 errmsg("a result of cache name \"%s\" is not stored: about %llu kB, more than half of "
+                        "pg_memo.cache_size (%d kB)",
+                        name, kb, guc_cache_size_kb),
+                 errdetail("%s", detail),
+                 errhint("Raise pg_memo.cache_size in postgresql.conf and restart the server, or make the "
+                         "result smaller (a page of it, with LIMIT).")));
 }
 
 }  // namespace
@@ -311,7 +331,7 @@ bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis 
                   uint64_t *pinned) {
     if (r.spilled || r.len > uint64_t(guc_max_result_size_kb) * 1024) {
         sh.stats.add(slot, kTooLarge);
-        warn_too_large(sh, slot, r.spilled ? r.spilled_bytes : r.len);
+        warn_not_stored(sh, slot, r.spilled ? r.spilled_bytes : r.len, InsertStatus::TooLarge);
         return false;
     }
     EntryParts parts;
@@ -326,8 +346,10 @@ bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis 
     parts.payload_len = r.len;
     parts.stats_slot = slot;
     parts.stamped_at = a.stamped_at;
-    if (sh.store.insert(parts, ~uint64_t(0), pinned) == InsertStatus::Stored) return true;
+    InsertStatus status = sh.store.insert(parts, ~uint64_t(0), pinned);
+    if (status == InsertStatus::Stored) return true;
     sh.stats.add(slot, kTooLarge);
+    warn_not_stored(sh, slot, Store::entry_size(parts), status);
     return false;
 }
 

@@ -31,6 +31,12 @@ constexpr Oid kKeyedSettingsOnly[] = {
     3462,  // make_timestamptz(int, int, int, int, int, float8): TimeZone
     3463,  // make_timestamptz(..., text): the named zone
     6203,  // extract(text, timestamptz): TimeZone
+    // A date or a timestamp compared with a timestamptz (lt, le, eq, gt, ge,
+    // ne, cmp), read in TimeZone: date_lt_timestamptz ...
+    2351, 2352, 2353, 2354, 2355, 2356, 2357,  // date vs timestamptz
+    2377, 2378, 2379, 2380, 2381, 2382, 2383,  // timestamptz vs date
+    2520, 2521, 2522, 2523, 2524, 2525, 2526,  // timestamp vs timestamptz
+    2527, 2528, 2529, 2530, 2531, 2532, 2533,  // timestamptz vs timestamp
 };
 
 // Input functions of date/time types: from a value computed at run time

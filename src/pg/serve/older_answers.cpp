@@ -3,6 +3,7 @@
 // of exactness").
 #include "serve/older_answers.hpp"
 #include "settings.hpp"
+#include "reason_log.hpp"
 #include "shared_state.hpp"
 #include "privileges.hpp"
 #include "compute/query_errors.hpp"
@@ -123,6 +124,21 @@ Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*mi
     return older_result;
 }
 
+namespace {
+
+// A remembered error older than the caller's error_ttl: the call computes
+// again. Removed, so that the reason is counted once, by the call that
+// removed it (a newer error stored meanwhile has another stamp and stays).
+void forget_outlived_error(const Encoded &error_key, Micros stamped_at, uint32_t stats_slot) {
+    Shared &sh = shared_state();
+    if (!sh.store.remove_stamped(error_key.hash, error_key.key, error_key.key_len, stamped_at)) return;
+    sh.stats.add(stats_slot, kRecomputeErrorExpired);
+    const char *name = cache_name_of(stats_slot);
+    log_reason(name, int(strlen(name)), "remembered error outlived", kRecomputeErrorExpired);
+}
+
+}  // namespace
+
 void raise_if_remembered(const Encoded &key, uint32_t stats_slot) {
     if (guc_error_ttl_ms <= 0) return;
     Encoded error_key = remembered_error_key(key);
@@ -131,10 +147,12 @@ void raise_if_remembered(const Encoded &key, uint32_t stats_slot) {
         LookupStatus::Hit)
         return;
     ResultReader rd(sink.payload, sink.payload_len);
-    if (!rd.valid() || rd.kind() != ResultKind::Error ||
-        now_micros() - sink.stamped_at >= Micros(guc_error_ttl_ms) * 1000 ||
-        !privileges_still_hold(sink.meta, sink.meta_len))
+    if (!rd.valid() || rd.kind() != ResultKind::Error) return;
+    if (now_micros() - sink.stamped_at >= Micros(guc_error_ttl_ms) * 1000) {
+        forget_outlived_error(error_key, sink.stamped_at, stats_slot);
         return;
+    }
+    if (!privileges_still_hold(sink.meta, sink.meta_len)) return;
     shared_state().stats.add(stats_slot, kErrorHits);
     ereport(ERROR, (errcode(rd.error_code()), errmsg_internal("%s", rd.error_message()),
                     rd.error_detail()[0] ? errdetail_internal("%s", rd.error_detail()) : 0,
