@@ -7,11 +7,12 @@
 # Starts a temporary PostgreSQL 15 cluster (a postgres-owned folder under
 # /tmp, unix socket only, port $PG_MEMO_EXPORTER_PGPORT or 5497, pg_memo
 # preloaded), makes a miss and a hit on a cache name, a call in another
-# database, and a flight with a waiter; runs the exporter as the postgres OS
-# user, connected as a role that has only pg_monitor, on a free localhost
-# port; scrapes /metrics with curl and checks the series and their values.
-# Prints each check, ends with `N passed, M failed`, exits non-zero on a
-# failure. Also checks docs/monitoring.md's tables and the alerting rules
+# database, a flight with a waiter, a write that invalidates an entry, a
+# bypass, a failed computation and a refused plan; runs the exporter as the
+# postgres OS user, connected as a role that has only pg_monitor, on a free
+# localhost port; scrapes /metrics with curl and checks the series and their
+# values. Prints each check, ends with `N passed, M failed`, exits non-zero
+# on a failure. Also checks docs/monitoring.md's tables and the alerting rules
 # against the scrape, and with promtool (package prometheus) runs the rules'
 # unit tests. The exporter (by its pid) and the cluster (pg_ctl on its data
 # directory) are always stopped. KEEP=1 keeps the folder for a look;
@@ -214,9 +215,12 @@ check ge 0 pg_memo_compute_seconds_total "$X"
 check gt 1e9 pg_memo_stats_reset_timestamp_seconds "$X"
 check eq 1 pg_memo_misses_total "$Y"
 check eq 0 pg_memo_hits_total "$Y"
+check eq 0 pg_memo_failures_total "$X"
+check eq 0 pg_memo_refused_plans_total "$X"
+check eq 0 pg_memo_refused_plans_total "$Y"
 for c in hits misses computations bypasses invalidations evictions too_large shared waits takeovers \
          wait_timeouts double_check_hits flight_full delta_kept delta_corrected delta_fallbacks \
-         stale_hits stale_on_error_hits error_hits calls compute_seconds wait_seconds; do
+         stale_hits stale_on_error_hits error_hits failures refused_plans calls compute_seconds wait_seconds; do
   check_type "pg_memo_${c}_total" counter
 done
 check_type pg_memo_entries gauge
@@ -257,7 +261,7 @@ check eq 1 pg_memo_flights_running
 check eq 1 pg_memo_flights_waiters
 check gt 0 pg_memo_flights_oldest_age_seconds
 
-echo "-- scrape 3: the flight done, then a write to t and x recomputed"
+echo "-- scrape 3: the flight done, then a write to t and x recomputed; a bypass; a failed computation; a refused plan"
 psql_in memo_test -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'blocker'" >/dev/null
 wait_for "the leader and the waiter to finish" "SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name IN ('leader', 'waiter')"
 report "$([ "$(cat "$WORK/leader.out")" = 10 ] && [ "$(cat "$WORK/waiter.out")" = 10 ] && echo 1 || echo 0)" \
@@ -265,6 +269,18 @@ report "$([ "$(cat "$WORK/leader.out")" = 10 ] && [ "$(cat "$WORK/waiter.out")" 
 psql_in memo_test >/dev/null <<'SQL'
 INSERT INTO t VALUES (31, 'k1');
 SELECT memo.count('x', 'SELECT * FROM t WHERE k = $1', '{k1}');   -- invalidated: miss
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT memo.count('z', 'SELECT * FROM t');                        -- bypass
+COMMIT;
+DO $$ BEGIN                                                       -- a failed computation
+  PERFORM memo.count('f', 'SELECT * FROM t WHERE id / 0 = 1');
+EXCEPTION WHEN division_by_zero THEN NULL;
+END $$;
+-- a registered statement whose function was made VOLATILE: its planning is refused
+CREATE FUNCTION dbl(x int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT x * 2';
+SELECT memo.cache_statement('SELECT dbl(id) AS v FROM t WHERE id = 2', cache_name => 'r');
+ALTER FUNCTION dbl(int) VOLATILE;
+SELECT dbl(id) AS v FROM t WHERE id = 2;
 SQL
 scrape
 S='cache_name="slow" datname="memo_test"'
@@ -281,6 +297,19 @@ check eq 2 pg_memo_misses_total "$X"
 check eq 2 pg_memo_computations_total "$X"
 check eq 3 pg_memo_calls_total "$X"
 check eq 3 pg_memo_arena_entries
+check eq 1 pg_memo_recompute_reasons_total "$X reason=\"writes\""
+check eq 0 pg_memo_failures_total "$X"
+Z='cache_name="z" datname="memo_test"'
+check eq 1 pg_memo_bypasses_total "$Z"
+check eq 1 pg_memo_bypass_reasons_total "$Z reason=\"transaction_snapshot\""
+check eq 0 pg_memo_refused_plans_total "$Z"
+F='cache_name="f" datname="memo_test"'
+check eq 1 pg_memo_calls_total "$F"
+check eq 1 pg_memo_failures_total "$F"
+check eq 0 pg_memo_computations_total "$F"
+check ge 1 pg_memo_refused_plans_total 'cache_name="r" datname="memo_test"'
+check_type pg_memo_bypass_reasons_total counter
+check_type pg_memo_recompute_reasons_total counter
 
 echo "-- the docs and the alerting rules against the last scrape"
 names() { sort -u | sed '/^$/d'; }
