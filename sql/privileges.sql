@@ -151,17 +151,31 @@ CREATE EXTENSION pg_memo;
 CREATE TABLE sr_elsewhere (id int);
 SELECT memo.watch('sr_elsewhere');
 SELECT memo.count('sr.other-database label', 'SELECT * FROM sr_elsewhere');
+INSERT INTO sr_elsewhere VALUES (1);  -- a recompute reason and a bypass reason for the name
+SELECT memo.count('sr.other-database label', 'SELECT * FROM sr_elsewhere');
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT memo.count('sr.other-database label', 'SELECT * FROM sr_elsewhere');
+COMMIT;
 \c :home_database
 \set VERBOSITY terse
+CREATE VIEW sr_other_reasons AS  -- its functions run as the reading role
+  SELECT cache_name, reason FROM memo.recompute_reasons() UNION ALL SELECT cache_name, reason FROM memo.bypass_reasons();
+GRANT SELECT ON sr_other_reasons TO PUBLIC;
 SET ROLE memo_sr_reader;
 SELECT count(*) FILTER (WHERE cache_name = 'sr.other-database label') AS other_name_seen,
        count(*) FILTER (WHERE datname = 'memo_sr_other' AND cache_name IS NULL) AS other_name_hidden,
        count(*) FILTER (WHERE cache_name = 'sr.roles') AS own_name_seen
   FROM memo.stats;
+-- the same names in memo.recompute_reasons() and memo.bypass_reasons()
+SELECT count(*) FILTER (WHERE cache_name = 'sr.other-database label') AS other_name_seen,
+       count(*) FILTER (WHERE cache_name IS NULL AND reason IN ('writes', 'transaction_snapshot')) AS other_name_hidden
+  FROM sr_other_reasons;
 SET ROLE memo_sr_monitor;
 SELECT count(*) AS monitor_sees_other_name FROM memo.stats WHERE cache_name = 'sr.other-database label';
+SELECT count(*) AS monitor_sees_other_reasons FROM sr_other_reasons WHERE cache_name = 'sr.other-database label';
 RESET ROLE;
 SELECT count(*) AS superuser_sees_other_name FROM memo.stats WHERE cache_name = 'sr.other-database label';
+DROP VIEW sr_other_reasons;
 DROP DATABASE memo_sr_other;
 
 -- cache poisoning through settings: a session setting that changes what a
