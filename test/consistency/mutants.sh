@@ -104,7 +104,7 @@ hit_unchecked() {
 }
 error_unchecked() {
   mutate "$1/src/pg/serve/older_answers.cpp" \
-    's/(now_micros\(\) - sink\.stamped_at >= Micros\(guc_error_ttl_ms\) \* 1000) \|\|\n\s*!privileges_still_hold\(sink\.meta, sink\.meta_len\)\)/$1)/'
+    's/\n\s*if \(!privileges_still_hold\(sink\.meta, sink\.meta_len\)\) return;//'
 }
 stale_unbounded() {
   mutate "$1/src/pg/serve/older_answers.cpp" \
