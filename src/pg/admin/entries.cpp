@@ -138,9 +138,9 @@ Datum relations_array(const char *meta, uint32_t meta_len, bool *isnull) {
 }
 
 // One row of memo.entries from its copy. The cache name is shown for this
-// database's entries, and for another's as the query is; the query, the parameters and the relations are shown
-// only to the entry's role, superusers and pg_read_all_stats (parameters
-// can be secrets). The rows and the error only to the entry's role and
+// database's entries, and for another's as the query is; the query, the
+// parameters and the relations are shown only to the entry's role,
+// superusers and pg_read_all_stats (parameters can be secrets). The rows and the error only to the entry's role and
 // superusers: a count's rows are the query's answer, which
 // pg_read_all_stats does not entitle a role to (pg_stat_statements shows
 // it no results either).

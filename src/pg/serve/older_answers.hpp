@@ -52,7 +52,8 @@ Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*mi
 // under the key's error key when it belongs to the query itself
 // (compute.cpp). Raises it again, counted in stats_slot, if one is stored
 // for key, current, younger than the caller's error_ttl, and the caller
-// passes the privilege checks of a hit; otherwise returns.
+// passes the privilege checks of a hit; otherwise returns. One older than
+// the caller's error_ttl is removed (memo.recompute_reasons: error_expired).
 void raise_if_remembered(const Encoded &key, uint32_t stats_slot);
 
 }  // namespace pgmemo
