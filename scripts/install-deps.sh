@@ -26,6 +26,9 @@ apt-get install -y -qq --no-install-recommends \
 # Debian starts no PgBouncer service in a container; where it does, the
 # tests start their own on a free port anyway.
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# node-postgres (test/t/018, 020): the machine's Node.js and npm, or
+# Debian's where there are none (020 fails under CI without them).
+command -v npm >/dev/null || apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 if command -v npm >/dev/null; then
   (cd "$SRC/test/clients" && npm ci --no-audit --no-fund --silent >/dev/null)
 fi

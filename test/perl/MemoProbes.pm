@@ -949,6 +949,15 @@ sub adversarial_probes {
             uncached => 'the text search configuration is a setting the key does not hold: refused',
             change => q{SET default_text_search_config = 'pg_catalog.simple';},
             inert  => 1 },   # a session setting: only W sees the change
+        {   name   => 'setting.timezone_date_comparison',  # timestamptz against a date: cached, TimeZone keyed
+            setup  => q{
+              CREATE TABLE adv_tzc (at timestamptz);
+              INSERT INTO adv_tzc VALUES ('2026-03-28 12:00+00'), ('2026-03-29 06:00+00');
+              SELECT memo.watch('adv_tzc');},
+            kind   => 'count', query => q{SELECT * FROM adv_tzc WHERE at >= $1::date}, params => ['2026-03-29'],
+            change => q{SET TimeZone = 'Pacific/Kiritimati';},
+            after  => q{INSERT INTO adv_tzc VALUES ('2026-03-28 11:00+00');},
+            inert  => 1 },   # a session setting: only W sees the change
 
         # ---------------------------------------------------------------- 5. the clock in literals and parameters
         (map { my ($n, $q, @p) = @$_;
