@@ -78,6 +78,16 @@ COMMIT;
 FETCH ALL FROM tr_h;
 CLOSE tr_h;
 SELECT calls, hits FROM counters('tr.cursor');
+-- A cursor's rows are what its snapshot sees (issue 45): a write made
+-- after DECLARE, in its own transaction here, is not among them, as
+-- without pg_memo; it is computed with the cursor's snapshot, not stored.
+BEGIN;
+DECLARE tr_s CURSOR FOR SELECT id FROM tr_items WHERE team = 4 ORDER BY id LIMIT 4;
+DELETE FROM tr_items WHERE id = 4;
+FETCH ALL FROM tr_s;
+ROLLBACK;
+SELECT calls, hits, bypass_reasons FROM memo.stats
+ WHERE datname = current_database() AND cache_name = 'tr.cursor';
 
 -- REPEATABLE READ: computed under the transaction's snapshot, not stored.
 BEGIN ISOLATION LEVEL REPEATABLE READ;

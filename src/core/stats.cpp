@@ -178,7 +178,8 @@ namespace {
 constexpr const char *kBypassReasonNames[] = {
     "disabled",         "transaction_snapshot", "standby",           "replica_role",
     "catalog_changed",  "parallel_worker",      "own_writes",        "triggers_disabled",
-    "catalogs_changing", "not_watched",         "reads_unnamed",     "refused_plans",
+    "catalogs_changing", "not_watched",         "reads_unnamed",     "statement_snapshot",
+    "refused_plans",
 };
 static_assert(sizeof kBypassReasonNames / sizeof *kBypassReasonNames == kLastBypassReason - kFirstBypassReason + 1,
               "a name for every bypass reason");

@@ -71,6 +71,8 @@ enum Counter : int {
                                // the search path changed since the call was keyed
     kBypassNotWatched,         // computed, not stored: it reads an unwatched table
     kBypassReadsUnnamed,       // computed, not stored: its functions read what its text does not name
+    kBypassStatementSnapshot,  // a registered statement whose snapshot is older than a commit:
+                               // computed with it, not stored (a cursor fetched later, say)
     kRefusedPlans,             // plannings of a registered statement refused
     // Why entries were computed again (memo.recompute_reasons): each
     // invalidation by what moved, each delta fallback by what was missing,

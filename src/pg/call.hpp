@@ -8,6 +8,7 @@ extern "C" {
 #include "access/tupconvert.h"
 #include "utils/resowner.h"
 #include "utils/tuplestore.h"
+#include "utils/snapshot.h"
 }
 
 namespace pgmemo {
@@ -57,6 +58,11 @@ struct Call {
     // and keyed on; nullptr for a memo function's call, whose parameters'
     // types are inferred from the text.
     const Oid *param_types = nullptr;
+    // A registered statement's snapshot, the one PostgreSQL gave its
+    // portal: its result must be what that snapshot sees
+    // (compute/statement_snapshot.hpp). InvalidSnapshot for a memo call,
+    // which answers as of the call.
+    Snapshot as_of = InvalidSnapshot;
 };
 
 // A call's cache key: encoded bytes (see src/core/key.hpp) and their hash.

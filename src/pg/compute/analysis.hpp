@@ -17,6 +17,8 @@ enum class Uncacheable {
     NotWatched,        // a table it reads is not watched (pg_memo.unwatched_tables = compute)
     ReadsUnnamed,      // its functions read relations its text does not name, or made a
                        // memo call: learned by this computation (learned_reads.hpp)
+    StatementSnapshot, // a registered statement's snapshot no longer sees what a new
+                       // one would (statement_snapshot.hpp): computed with it, not stored
 };
 
 // A scope an entry can depend on in place of every row of one table

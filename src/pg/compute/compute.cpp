@@ -12,7 +12,9 @@
 //      compute without storing);
 //   6. execute with a NEW snapshot, taken after 4 (volatile SPI; never the
 //      caller's), so that a commit between 4 and 6 leaves the entry born
-//      stale, never stale forever;
+//      stale, never stale forever; a registered statement with its own,
+//      stored only if it still sees what a new one would
+//      (statement_snapshot.hpp);
 //   7. a result that deltas may keep is settled: marked exact at its stamp
 //      when the commits its snapshot saw are known (delta_apply.hpp);
 //   8. store the entry with the generations of 4 (or as settled).
@@ -20,6 +22,7 @@
 #include "compute/commit_wait.hpp"
 #include "compute/prepared_query.hpp"
 #include "compute/query_errors.hpp"
+#include "compute/statement_snapshot.hpp"
 
 extern "C" {
 #include "access/heaptoast.h"
@@ -79,6 +82,7 @@ Counter unstored_reason(const Analysis &analysis) {
         case Uncacheable::CatalogsChanging: return kBypassCatalogsChanging;
         case Uncacheable::NotWatched: return kBypassNotWatched;
         case Uncacheable::ReadsUnnamed: return kBypassReadsUnnamed;
+        case Uncacheable::StatementSnapshot: return kBypassStatementSnapshot;
         case Uncacheable::No: break;
     }
     return kBypassOwnWrites;
@@ -192,14 +196,22 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
             analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
         }
 
+        // A registered statement is computed with its own snapshot, which
+        // is as good as a new one (taken after the generations) only while
+        // no transaction has ended since it was taken: otherwise the result
+        // is its answer, and nobody else's.
+        if (storable(*analysis, bypass) && !answers_as_of_now(call))
+            analysis->uncacheable = Uncacheable::StatementSnapshot;
+
         // A result deltas may keep must know its snapshot: which commits it
-        // contains (delta_apply.cpp). The same new snapshot either way.
+        // contains (delta_apply.cpp). The same snapshot either way.
         // SPI takes its own snapshot after the plan's locks; so must this
         // one (the query reads that one table): a snapshot taken before
         // waiting out a TRUNCATE would read the new, empty file.
         bool keep_by_deltas = OidIsValid(analysis->delta_relid) && storable(*analysis, bypass);
         if (keep_by_deltas) LockRelationOid(analysis->delta_relid, AccessShareLock);
-        Snapshot snapshot = keep_by_deltas ? RegisterSnapshot(GetTransactionSnapshot()) : InvalidSnapshot;
+        Snapshot snapshot = call.as_of;
+        if (keep_by_deltas) snapshot = RegisterSnapshot(call.as_of ? call.as_of : GetTransactionSnapshot());
         ObservedReads reads;
         ResultReceiver *receiver = new_receiver(call, caller_ctx);
         int rc = execute_observed(q, snapshot, receiver_dest(receiver), &reads);

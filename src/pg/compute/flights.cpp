@@ -37,6 +37,7 @@
 #include "compute/query_errors.hpp"
 #include "invalidate/write_set.hpp"
 #include "serve/older_answers.hpp"
+#include "compute/statement_snapshot.hpp"
 #include "compat.hpp"
 
 extern "C" {
@@ -232,7 +233,8 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         // The check can raise (a relation gone): neither the pin nor the
         // flight may outlive it, even when a savepoint catches the error.
         unrecorded_pin = pinned;
-        bool allowed = leaving_flight_on_error([&] { return privileges_still_hold(sink.meta, sink.meta_len); });
+        bool allowed = leaving_flight_on_error(
+            [&] { return privileges_still_hold(sink.meta, sink.meta_len) && answers_as_of_now(call); });
         if (allowed) {
             unrecorded_pin = 0;  // the flight slot holds it from here
             sh.stats.add(stats_slot, kDoubleCheckHits);
@@ -252,7 +254,7 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         // look (run_miss_path) and our claim: raised to us and our waiters,
         // not run again, or pg_memo.error_ttl would admit an execution per
         // such caller.
-        raise_if_remembered(key, stats_slot);
+        raise_if_remembered(call, key, stats_slot);
         r = compute_and_store(call, key, stats_slot, kCounterCount, &pinned);
     }
     PG_CATCH();
@@ -261,7 +263,9 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         // publish and leave_flight take the flight table's LWLock: safe, as
         // it is held over no call that can raise (see leaving_flight_on_error).
         ErrorData *edata = CopyErrorData();
-        if (error_belongs_to_query(edata->sqlerrcode))
+        // A registered statement's snapshot that is older than the present
+        // made an error that is its own, not its waiters'.
+        if (error_belongs_to_query(edata->sqlerrcode) && answers_as_of_now(call))
             publish(FlightState::Failed, 0, edata->sqlerrcode, edata->message);
         else
             publish(FlightState::Abandoned, 0, 0, nullptr);
@@ -393,14 +397,15 @@ WaitOutcome wait_until_settled(uint32_t stats_slot, instr_time wait_start, Settl
 }
 
 // The leader's stored result, if it is still current and this caller may
-// read it (a hit's checks). *got: what reading the pinned entry found.
-bool take_shared_result(uint64_t entry, uint32_t stats_slot, LookupStatus *got, Result *out) {
+// read it (a hit's checks, its snapshot's included). *got: what reading
+// the pinned entry found.
+bool take_shared_result(const Call &call, uint64_t entry, uint32_t stats_slot, LookupStatus *got, Result *out) {
     Shared &sh = shared_state();
     CopyOutSink sink;
     *got = sh.store.read_pinned(entry, sink);
     // The check can raise: leave the flight, as on a cancel.
     bool allowed = leaving_flight_on_error(
-        [&] { return *got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len); });
+        [&] { return *got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len) && answers_as_of_now(call); });
     leave_flight();
     if (!allowed) return false;
     sh.stats.add(stats_slot, kMisses);
@@ -464,7 +469,7 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
         if (settled.state == FlightState::Done && settled.entry) {
             LookupStatus got;
             Result r;
-            if (take_shared_result(settled.entry, stats_slot, &got, &r)) return r;
+            if (take_shared_result(call, settled.entry, stats_slot, &got, &r)) return r;
             if (got == LookupStatus::Stale) continue;  // a commit since: fly again
             // A commit in progress hides the entry. The next leader waits for
             // it, so fly again, once: a commit that stays in progress (a

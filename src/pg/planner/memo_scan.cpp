@@ -67,6 +67,9 @@ void fill(MemoScanState *s) {
     call.query = cstring_to_text(s->text);
     read_parameters(estate->es_param_list_info, &call);
     call.search_path_len = effective_search_path(call.search_path);
+    // The portal's snapshot, which may be older than this first row (a
+    // cursor fetched later): the rows must be what it sees.
+    call.as_of = estate->es_snapshot;
     RowSpill spill{estate->es_query_cxt, CurrentResourceOwner, s->slot->tts_tupleDescriptor,
                    DeclaredBy::Statement, s->random_access, nullptr, nullptr};
     call.spill = &spill;

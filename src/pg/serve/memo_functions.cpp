@@ -39,6 +39,7 @@ Datum pg_memo_count_1_2(PG_FUNCTION_ARGS);
 
 #include "deltas/delta_apply.hpp"
 #include "compute/learned_reads.hpp"
+#include "compute/statement_snapshot.hpp"
 #include "serve/call_options.hpp"
 #include "serve/older_answers.hpp"
 #include "serve/serve_statement.hpp"
@@ -80,7 +81,8 @@ Result run_miss_path(void *arg) {
     // carries it: routing carries through flights cut read throughput to a
     // fifth under 100 writes/s (bench/directory_writes.sh).
     if (status == LookupStatus::StaleKept) status = carry_and_look_up(m.call, m.key, m.slot, m.sink);
-    if (status == LookupStatus::Hit && privileges_still_hold(m.sink.meta, m.sink.meta_len)) {
+    if (status == LookupStatus::Hit && privileges_still_hold(m.sink.meta, m.sink.meta_len) &&
+        answers_as_of_now(m.call)) {
         sh.stats.add(m.slot, kHits);
         last_served = Served::Hit;
         return Result{m.sink.payload, m.sink.payload_len};
@@ -88,7 +90,7 @@ Result run_miss_path(void *arg) {
     last_served = Served::Computed;
     // A failure remembered for the key (pg_memo.error_ttl): raised again,
     // as a failed computation would be (stale_on_error may answer it).
-    raise_if_remembered(m.key, m.slot);
+    raise_if_remembered(m.call, m.key, m.slot);
     bool own_writes_hidden = status == LookupStatus::OwnWrites;
     if (own_writes_hidden) last_served = Served::Bypassed;
     if (!own_writes_hidden && flights_usable(m.key)) return memoize_in_flight(m.call, m.key, m.slot);
@@ -165,6 +167,12 @@ Result memoize(const Call &call) {
     sink.want_older = older_answers_wanted();
     LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
     if (sink.invalidated_by != kCounterCount) log_reason(call.cache_name, "entry stale", sink.invalidated_by);
+    // What the lookup found (an entry, an older answer) holds as of now: a
+    // registered statement whose snapshot is older gets its own answer.
+    if (!answers_as_of_now(call)) {
+        last_served = Served::Bypassed;
+        return compute_and_store(call, key, slot, kBypassStatementSnapshot, nullptr);
+    }
     if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len)) {
         sh.stats.add(slot, kHits);
         last_served = Served::Hit;

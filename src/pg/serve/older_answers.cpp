@@ -2,6 +2,7 @@
 // of an exact result (older_answers.hpp; docs/consistency.md, "Opting out
 // of exactness").
 #include "serve/older_answers.hpp"
+#include "compute/statement_snapshot.hpp"
 #include "settings.hpp"
 #include "reason_log.hpp"
 #include "shared_state.hpp"
@@ -139,7 +140,7 @@ void forget_outlived_error(const Encoded &error_key, Micros stamped_at, uint32_t
 
 }  // namespace
 
-void raise_if_remembered(const Encoded &key, uint32_t stats_slot) {
+void raise_if_remembered(const Call &call, const Encoded &key, uint32_t stats_slot) {
     if (guc_error_ttl_ms <= 0) return;
     Encoded error_key = remembered_error_key(key);
     CopyOutSink sink;
@@ -153,6 +154,7 @@ void raise_if_remembered(const Encoded &key, uint32_t stats_slot) {
         return;
     }
     if (!privileges_still_hold(sink.meta, sink.meta_len)) return;
+    if (!answers_as_of_now(call)) return;
     shared_state().stats.add(stats_slot, kErrorHits);
     ereport(ERROR, (errcode(rd.error_code()), errmsg_internal("%s", rd.error_message()),
                     rd.error_detail()[0] ? errdetail_internal("%s", rd.error_detail()) : 0,

@@ -54,6 +54,8 @@ Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*mi
 // for key, current, younger than the caller's error_ttl, and the caller
 // passes the privilege checks of a hit; otherwise returns. One older than
 // the caller's error_ttl is removed (memo.recompute_reasons: error_expired).
-void raise_if_remembered(const Encoded &key, uint32_t stats_slot);
+// A registered statement whose snapshot no longer sees the present gets
+// none (compute/statement_snapshot.hpp).
+void raise_if_remembered(const Call &call, const Encoded &key, uint32_t stats_slot);
 
 }  // namespace pgmemo
