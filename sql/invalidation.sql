@@ -161,6 +161,11 @@ SELECT memo.count('animals', 'SELECT * FROM animal');
 INSERT INTO dog VALUES ('rex');
 SELECT memo.count('animals', 'SELECT * FROM animal');
 SELECT memo.count('animals', 'SELECT * FROM ONLY animal');
+-- read with ONLY and nothing else reads it: stored at the first call, a
+-- hit at the second (issue 45)
+SELECT memo.count('animals.only', 'SELECT name FROM ONLY animal');
+SELECT memo.count('animals.only', 'SELECT name FROM ONLY animal');
+SELECT hits, misses, bypasses FROM memo.stats WHERE cache_name = 'animals.only';
 -- a child read directly is invalidated by writes through its parent
 SELECT memo.count('dogs', 'SELECT * FROM dog');
 DELETE FROM animal;

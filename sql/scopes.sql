@@ -179,7 +179,25 @@ SELECT staff_team_count(1), staff_team_count(2);
 SELECT * FROM scope_counters('scope.team');
 SELECT staff_mismatches();
 
--- 8. re-watching without scope columns puts every entry back on the table
+-- 8. a function that reads the table across scopes (issue 45): its read
+--    is not the text's own, so the entry depends on the whole table. The
+--    first computation learns it and stores nothing; a row written in
+--    another scope (team 0) changes the function's value and the result.
+CREATE FUNCTION staff_has(i int) RETURNS boolean LANGUAGE sql IMMUTABLE
+  AS 'SELECT EXISTS (SELECT 1 FROM staff WHERE id = $1)';
+CREATE FUNCTION staff_if_40(t int) RETURNS bigint LANGUAGE sql
+  AS $$ SELECT memo.count('scope.function', 'SELECT * FROM staff WHERE team = $1 AND staff_has(40)',
+                          ARRAY[t::text]) $$;
+SELECT memo.reset_stats();
+SELECT staff_if_40(1), staff_if_40(1), staff_if_40(1);
+SELECT computations, hits, bypass_reasons FROM memo.stats
+ WHERE datname = current_database() AND cache_name = 'scope.function';
+INSERT INTO staff VALUES (40, 0, '{}', 's40');
+SELECT staff_if_40(1) AS cached, (SELECT count(*) FROM staff WHERE team = 1 AND staff_has(40)) AS truth;
+DELETE FROM staff WHERE id = 40;
+SELECT staff_if_40(1) AS cached, (SELECT count(*) FROM staff WHERE team = 1 AND staff_has(40)) AS truth;
+
+-- 9. re-watching without scope columns puts every entry back on the table
 SELECT memo.watch('staff', deltas => true);
 SELECT table_name, scope_columns FROM memo.watched WHERE table_name = 'staff'::regclass;
 SELECT memo.reset_stats();

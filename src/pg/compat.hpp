@@ -85,6 +85,18 @@ inline RelationPermission compat_relation_permission(const Query *query, RangeTb
 #endif
 }
 
+// Whether the executor checks the permissions of this RTE_RELATION, so
+// that it is among the checks ExecutorCheckPerms_hook sees (16 on: it has
+// an RTEPermissionInfo; before: it requires a permission; an inheritance
+// child, a view's placeholder entries do not).
+inline bool compat_rte_is_checked(const RangeTblEntry *rte) {
+#if PG_VERSION_NUM >= 160000
+    return rte->perminfoindex != 0;
+#else
+    return rte->requiredPerms != 0;
+#endif
+}
+
 // Whether a range table entry of a rewritten query names a relation whose
 // permissions the executor checks. From 16 on, the rewriter turns a view's
 // entry into an RTE_SUBQUERY that keeps the view's relid, relkind and

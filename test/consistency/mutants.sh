@@ -51,6 +51,9 @@ kept_plan_outlives_ddl|registered statements|regress transparent|a kept plan use
 scope_new_rows_only|scopes|checker|a write bumps the scopes of its new rows only, not of the rows it replaced ("Scopes")
 scope_bumped_at_capture|scopes|checker|a write'"'"'s scope counters bumped when its rows are captured, before its commit is visible ("Scopes")
 scope_column_unseen|scopes|regress scopes|a writer marks its first scope column only, though readers depend on all ("Scopes")
+own_entries_trusted|functions that read tables|regress scopes|a table the text names counts as read only by the text, though a function reads its other scopes ("Functions that read tables")
+statement_snapshot_ignored|registered statements|tap test/t/019_serve_transparent_probes.pl|a registered statement served what holds now, though its portal'"'"'s snapshot is older ("Which snapshot each path uses")
+statement_computed_now|registered statements|regress transparent|a registered statement computed with a new snapshot, not its portal'"'"'s ("Which snapshot each path uses")
 '
 field() { awk -F'|' -v n="$2" -v f="$1" '$1 == n { print $f }' <<<"$MUTANT_TABLE"; }
 ALL=$(awk -F'|' 'NF > 1 { print $1 }' <<<"$MUTANT_TABLE" | xargs)
@@ -138,6 +141,15 @@ scope_bumped_at_capture() {
 }
 scope_column_unseen() {
   mutate "$1/src/pg/deltas/delta_capture.cpp" 's/for \(int c = 0; c < columns\.count && !t->any_scope; c\+\+\)/for (int c = 0; c < 1 \&\& c < columns.count \&\& !t->any_scope; c++)/'
+}
+own_entries_trusted() {
+  mutate "$1/src/pg/compute/learned_reads.cpp" 's/if \(checks_of\(reads, relids\[i\]\) <= own\.count\) continue;/if (own.count > 0) continue;/'
+}
+statement_snapshot_ignored() {
+  mutate "$1/src/pg/compute/statement_snapshot.cpp" 's/return call\.as_of == InvalidSnapshot \|\| sees_what_now_sees\(call\.as_of\);/return true;/'
+}
+statement_computed_now() {
+  mutate "$1/src/pg/compute/compute.cpp" 's/Snapshot snapshot = call\.as_of;/Snapshot snapshot = InvalidSnapshot;/'
 }
 replay_no_bump() {
   mutate "$1/src/pg/durability/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'

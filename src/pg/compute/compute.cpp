@@ -124,22 +124,39 @@ int execute_observed(const PreparedQuery &q, Snapshot snapshot, DestReceiver *de
     return rc;
 }
 
-// After the execution: relations the plans it started read that the
-// analysis does not list (the statements of a function labelled IMMUTABLE),
-// or a memo call made inside it. Their generations were not read before
-// the snapshot, so the result is not stored; the statement's next analysis
-// depends on them (a refusal, an unwatched table say, is raised now, as the
-// next call raises it).
+// After the execution: relations read beyond what the analysis covers (the
+// statements of a function labelled IMMUTABLE), or a memo call made inside
+// it. Their generations were not read before the snapshot, so the result
+// is not stored; the statement's next analysis depends on them (a refusal,
+// an unwatched table say, is raised now, as the next call raises it).
 void note_unnamed_reads(const Call &call, const PreparedQuery &q, const ObservedReads &reads, Analysis *analysis) {
-    int n = 0;
-    auto *unnamed = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(reads.checks) + 1)));
+    // The relations whose reads the entry's dependencies may not cover:
+    // those the analysis does not list (a function's statement read them,
+    // or the text read them with ONLY, leaving their children's rows out),
+    // and those it depends on in part (a scope, deltas). Each is learned
+    // if it was read more often than the text's own range table entries
+    // name it: then something else read it, a function reading other
+    // scopes, say, and the entry must depend on all of it.
+    int ncandidates = 0;
+    auto *candidates = static_cast<Oid *>(palloc(sizeof(Oid) * (list_length(reads.checks) + Analysis::kMaxScopeRules + 1)));
+    auto candidate = [&](Oid relid) {
+        for (int i = 0; i < ncandidates; i++)
+            if (candidates[i] == relid) return;
+        candidates[ncandidates++] = relid;
+    };
     ListCell *lc;
     foreach (lc, reads.checks) {
         auto *check = static_cast<RelationPermission *>(lfirst(lc));
         bool named = false;
         for (uint32_t i = 0; i < analysis->nrelids && !named; i++) named = analysis->relids[i] == check->relid;
-        if (!named) unnamed[n++] = *check;
+        if (!named) candidate(check->relid);
     }
+    for (int i = 0; i < analysis->nscopes; i++) candidate(analysis->scopes[i].relid);
+    if (OidIsValid(analysis->delta_relid)) candidate(analysis->delta_relid);
+    auto *unnamed = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(reads.checks) + 1)));
+    int n = ncandidates == 0 ? 0
+                             : reads_beyond_own_entries(reads, prepared_query_tree(q.plan), candidates, ncandidates,
+                                                        unnamed);
     if (n == 0 && !reads.memo_call && !reads.worker_statements) return;
     analysis->uncacheable = Uncacheable::ReadsUnnamed;
     if (n == 0 && !reads.worker_statements) return;

@@ -23,6 +23,7 @@ extern "C" {
 #include "access/parallel.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
+#include "nodes/nodeFuncs.h"
 #include "port/atomics.h"
 #include "storage/shmem.h"
 #include "utils/memutils.h"
@@ -75,6 +76,20 @@ void add_check(List **checks, const RelationPermission &check) {
     *checks = lappend(*checks, kept);
 }
 
+void count_read(List **counts, Oid relid) {
+    ListCell *lc;
+    foreach (lc, *counts) {
+        auto *known = static_cast<RelationReads *>(lfirst(lc));
+        if (known->relid == relid) {
+            known->checks++;
+            return;
+        }
+    }
+    auto *counted = static_cast<RelationReads *>(palloc(sizeof(RelationReads)));
+    *counted = RelationReads{relid, 1};
+    *counts = lappend(*counts, counted);
+}
+
 // The executor is about to start a plan. A check made as the current user
 // inside a SECURITY DEFINER function is made as its owner: recorded so.
 void observe_checks(const RelationPermission *checks, int n) {
@@ -85,6 +100,7 @@ void observe_checks(const RelationPermission *checks, int n) {
         RelationPermission check = checks[i];
         if (!OidIsValid(check.check_as_user) && GetUserId() != observing->user) check.check_as_user = GetUserId();
         add_check(&observing->checks, check);
+        count_read(&observing->read_counts, check.relid);
     }
     MemoryContextSwitchTo(old);
 }
@@ -151,6 +167,7 @@ bool observing_computation() { return observing != nullptr; }
 
 void begin_observing(ObservedReads *reads) {
     reads->checks = NIL;
+    reads->read_counts = NIL;
     reads->memo_call = false;
     reads->worker_statements = false;
     reads->context = CurrentMemoryContext;
@@ -172,6 +189,57 @@ void end_observing(ObservedReads *reads) {
 
 void note_memo_call() {
     if (observing) observing->memo_call = true;
+}
+
+namespace {
+
+struct OwnEntries {
+    Oid relid;
+    int64 count;
+};
+
+// Counts the checked range table entries of one relation in a query and
+// every query inside it (subqueries, CTEs, sublinks).
+bool own_entries_walker(Node *node, void *context) {
+    if (!node) return false;
+    auto *own = static_cast<OwnEntries *>(context);
+    if (IsA(node, Query)) {
+        auto *q = reinterpret_cast<Query *>(node);
+        ListCell *lc;
+        foreach (lc, q->rtable) {
+            auto *rte = static_cast<RangeTblEntry *>(lfirst(lc));
+            if (rte->rtekind == RTE_RELATION && rte->relid == own->relid && compat_rte_is_checked(rte)) own->count++;
+        }
+        return query_tree_walker(q, as_tree_walker(own_entries_walker), context, 0);
+    }
+    return expression_tree_walker(node, as_tree_walker(own_entries_walker), context);
+}
+
+int64 checks_of(const ObservedReads &reads, Oid relid) {
+    ListCell *lc;
+    foreach (lc, reads.read_counts) {
+        auto *counted = static_cast<RelationReads *>(lfirst(lc));
+        if (counted->relid == relid) return counted->checks;
+    }
+    return 0;
+}
+
+}  // namespace
+
+int reads_beyond_own_entries(const ObservedReads &reads, Query *query, const Oid *relids, int nrelids,
+                             RelationPermission *out) {
+    int n = 0;
+    for (int i = 0; i < nrelids; i++) {
+        OwnEntries own{relids[i], 0};
+        own_entries_walker(reinterpret_cast<Node *>(query), &own);
+        if (checks_of(reads, relids[i]) <= own.count) continue;
+        ListCell *lc;
+        foreach (lc, reads.checks) {
+            auto *check = static_cast<RelationPermission *>(lfirst(lc));
+            if (check->relid == relids[i]) out[n++] = *check;
+        }
+    }
+    return n;
 }
 
 LearnedReads learned_reads(const Encoded &statement_key) {

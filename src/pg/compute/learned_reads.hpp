@@ -15,6 +15,7 @@ namespace pgmemo {
 // a memo call was made inside it.
 struct ObservedReads {
     List *checks;  // of RelationPermission *, in context
+    List *read_counts;  // of RelationReads *: checks of each relation, counted one by one
     bool memo_call;
     // A parallel worker of the computation ran a statement that reads
     // relations (a user's PARALLEL SAFE function): its checks are not seen
@@ -24,6 +25,22 @@ struct ObservedReads {
     Oid user;               // the computation's current user
     ObservedReads *outer;  // the computation this one runs inside, or nullptr
 };
+
+// How often the executor checked one relation while observed: once per
+// range table entry of every plan it started.
+struct RelationReads {
+    Oid relid;
+    int64 checks;
+};
+
+// The checks of the relations among relids that the computation read more
+// often than the analyzed statement's own range table entries name them
+// (a function's statement, or one the planner inlined): those a narrower
+// dependency (a scope, deltas) is sound for only while every read is the
+// text's own (docs/consistency.md, "Functions that read tables"). Into
+// out (room for list_length(reads.checks)); returns how many.
+int reads_beyond_own_entries(const ObservedReads &reads, Query *query, const Oid *relids, int nrelids,
+                             RelationPermission *out);
 
 // Observes from here until end_observing (nested computations push their
 // own). An error in between must call end_observing too (compute.cpp).
