@@ -40,6 +40,32 @@
 #   inert    the change is not expected to change the result (otherwise
 #            the direct result after the commit must differ from the one
 #            before, so that a memo call that kept the old one is caught)
+#   portal   (ADV_TRANSPARENT only) the statement is also read through
+#            portals whose snapshot is taken before W's change or commit
+#            and whose rows are first fetched after it (see "Portals"
+#            below): 1 for cursors (DECLARE ... CURSOR FOR, then FETCH),
+#            'execute' for a prepared statement (PREPARE, then EXECUTE).
+#            Skipped through memo.list (test/t/008) and on standbys
+#            (test/t/016): memo.list is documented to answer as of the
+#            call, like any VOLATILE function, so a cursor over it tests
+#            nothing of pg_memo's
+#   cursor   the cursor's options before CURSOR ('SCROLL', 'NO SCROLL')
+#   hold     the cursors are declared WITH HOLD: the transaction that
+#            declared them commits (which runs them to their end) after
+#            W's commit, and they are fetched after that
+#   fetch    array ref of the commands that read a portal, each with %s
+#            for its name (default FETCH ALL FROM %s; EXECUTE %s for
+#            portal => 'execute'); their outputs, joined with ' / ', are
+#            what is compared
+#   fetch_first  a command (with %s) run on each portal right after it is
+#            opened, before the change; its output starts the compared text
+#   isolation  the isolation level of the transactions that open the
+#            portals (BEGIN ISOLATION LEVEL ...), W's included
+#
+# ADV_ONLY=<Perl regex> (by hand): only the probes whose name matches run
+# (MemoProbes.pm, adversarial_probes), in every mode; the checks over all
+# probes (most registered, delta probes carried, standby hits) are left
+# out then. ADV_ONLY='^(scope|portal)\.' make installcheck ...
 #
 # ADV_TRANSPARENT (test/t/019): the "memo call" is the probe's query run as
 # a client runs it, at the top level, registered with memo.cache_statement
@@ -58,10 +84,45 @@
 #   commit    W: the change again and COMMIT; R and W compare twice each
 #   after     the follow-up write; R and W compare twice each
 #
+# Portals (portal, ADV_TRANSPARENT): a statement's result must be as of
+# its portal's snapshot, which is taken when the cursor is declared (or
+# the prepared statement executed), not when its rows are first fetched.
+# Portals are opened in pairs, in one transaction: served (planned with
+# pg_memo.serve_statements on) and direct (SET LOCAL
+# pg_memo.serve_statements = off around its DECLARE, or each EXECUTE), and
+# the two are read one after the other, their outputs compared (a
+# cursor's rows are those of its snapshot; an EXECUTE is a statement of
+# its own, with a snapshot of its own in READ COMMITTED). A third
+# session C holds the reader's portals, so that R's compares stay as in
+# every probe; C and W open theirs in transactions of the probe's
+# isolation level:
+#   portal warm      after the warm phase, C opens a pair, reads it and
+#                    commits, twice (a portal's statement text is cut out
+#                    of its DECLARE or PREPARE, and may be an entry of its
+#                    own); the served portals must have been served from
+#                    the cache (unless isolation is set)
+#   portal during    C opens a pair; W: BEGIN, opens a pair, the change,
+#                    reads its pair (a cursor: without its own change)
+#   portal rollback  after W's rollback, C reads the pair opened before
+#                    W's change
+#   portal commit    C opens two pairs; W: BEGIN, opens a pair, the change,
+#                    reads its pair (with hold: after its commit), COMMIT;
+#                    C reads its first pair (the entry W's commit made
+#                    stale, or carried forward by deltas), then W runs the
+#                    statement twice, and opens and reads a pair twice (a
+#                    newer result stored and hit), then C reads its second
+#                    pair: a hit would be the wrong answer now. With hold,
+#                    C commits (which runs both pairs) after W's reads and
+#                    before its own.
+# Then the usual commit and after phases, whose first memo call must not
+# return what a portal computed for its older snapshot.
+#
 # Each compare's verdict is 'agree', 'refused' (the memo call was refused
 # with 0A000 or the probe's allowed SQLSTATE: a refusal is not a wrong
 # answer) or 'mismatch'; and the warm phase checks that the cache served
-# the probe (see uncached).
+# the probe (see uncached). A probe the mode cannot run (a portal probe
+# through memo.list or on a standby, a session a standby cannot open) is
+# reported as a skipped test.
 #
 # A compare agrees when the memo call returns exactly what the direct query
 # returns, or both fail with the same SQLSTATE, or the memo call is refused
@@ -184,8 +245,14 @@ sub register_transparent {
 # 'ERROR <SQLSTATE>'.
 sub run_top_level {
     my ($s, $p) = @_;
+    return run_statement($s, transparent_sql($p));
+}
+
+# Any statement at the top level (a FETCH, an EXECUTE), the same way.
+sub run_statement {
+    my ($s, $sql) = @_;
     $s->{stderr} = '';
-    my ($out) = $s->query(transparent_sql($p));
+    my ($out) = $s->query($sql);
     my $err = $s->{stderr} // '';
     $s->{stderr} = '';
     return "ERROR $1" if $err =~ /ERROR:\s+([0-9A-Z]{5})/;
@@ -204,6 +271,73 @@ sub compare_transparent {
     my $direct = run_top_level($s, $p);
     run_sql($s, 'RESET pg_memo.serve_statements', 'serving on');
     return ($memo, $direct);
+}
+
+# Portals (portal): the served one and the direct one of a pair ($tag
+# tells the pairs of a probe apart).
+sub portal_names { my ($tag) = @_; return ("adv_m_$tag", "adv_d_$tag"); }
+
+sub executes { return ($_[0]->{portal} // '') eq 'execute'; }
+
+# A command on the pair's served portal and then on its direct one; the
+# direct one's EXECUTE is planned (a prepared statement's plan is made at
+# its first EXECUTE) with serving off.
+sub portal_commands {
+    my ($s, $p, $tag, $format) = @_;
+    my ($m, $d) = portal_names($tag);
+    my $memo = run_statement($s, sprintf($format, $m));
+    run_sql($s, 'SET LOCAL pg_memo.serve_statements = off', 'serving off') if executes($p);
+    my $direct = run_statement($s, sprintf($format, $d));
+    run_sql($s, 'RESET pg_memo.serve_statements', 'serving on') if executes($p);
+    return ($memo, $direct);
+}
+
+# Opens a pair in the session's open transaction: DECLARE (the served
+# cursor planned with serving on, the direct one with it off) or PREPARE.
+# Returns what fetch_first read, as the start of the compared texts.
+sub open_portals {
+    my ($s, $p, $tag) = @_;
+    my ($m, $d) = portal_names($tag);
+    my $sql = transparent_sql($p);
+    if (executes($p)) {
+        run_sql($s, "PREPARE $m AS $sql", 'PREPARE (served)');
+        run_sql($s, "PREPARE $d AS $sql", 'PREPARE (direct)');
+    } else {
+        my $declare = 'DECLARE %s ' . ($p->{cursor} // '') . ' CURSOR' . ($p->{hold} ? ' WITH HOLD' : '') . " FOR $sql";
+        run_sql($s, sprintf($declare, $m), 'DECLARE (served)');
+        run_sql($s, 'SET LOCAL pg_memo.serve_statements = off', 'serving off');
+        run_sql($s, sprintf($declare, $d), 'DECLARE (direct)');
+        run_sql($s, 'RESET pg_memo.serve_statements', 'serving on');
+    }
+    return { m => '', d => '' } unless $p->{fetch_first};
+    my ($fm, $fd) = portal_commands($s, $p, $tag, $p->{fetch_first});
+    return { m => "$fm / ", d => "$fd / " };
+}
+
+# Reads a pair opened by open_portals: (memo, direct), each the outputs of
+# the probe's fetch commands; then closes it (a cursor WITH HOLD outlives
+# its transaction, a prepared statement its session's transactions).
+sub read_portals {
+    my ($s, $p, $tag, $first) = @_;
+    my @fetch = @{ $p->{fetch} // [executes($p) ? 'EXECUTE %s' : 'FETCH ALL FROM %s'] };
+    my (@m, @d);
+    for my $f (@fetch) {
+        my ($m, $d) = portal_commands($s, $p, $tag, $f);
+        push @m, $m;
+        push @d, $d;
+    }
+    close_portals($s, $p, $tag);
+    return ($first->{m} . join(' / ', @m), $first->{d} . join(' / ', @d));
+}
+
+sub close_portals {
+    my ($s, $p, $tag) = @_;
+    for my $name (portal_names($tag)) {
+        # (gone with a transaction that ended: that error is ignored, and
+        # ON_ERROR_ROLLBACK keeps an open transaction going)
+        $s->query(executes($p) ? "DEALLOCATE $name" : "CLOSE $name");
+        $s->{stderr} = '';
+    }
 }
 
 sub memo_sql {
@@ -328,7 +462,10 @@ sub finish_transaction {
     }
     my $gid = sprintf 'adv_%d_%d', $$, ++$prepared_count;
     $w->query("PREPARE TRANSACTION '$gid'");
-    return 0 if ($w->{stderr} // '') =~ /ERROR/;
+    if (($w->{stderr} // '') =~ /ERROR/) {
+        $w->{stderr} = '';  # (query keeps it: the next step would read it as its own failure)
+        return 0;
+    }
     $while_prepared->();
     $node->safe_psql('postgres', ($commit ? 'COMMIT' : 'ROLLBACK') . " PREPARED '$gid'");
     return 1;
@@ -340,8 +477,12 @@ sub finish_transaction {
 sub adv_run_probe {
     my ($node, $p) = @_;
     my @checks;
-    my ($r, $w);
+    my ($r, $w, $c);
     my $before;
+    if ($p->{portal} && !$ENV{ADV_TRANSPARENT}) {
+        return { phase => 'step', session => '-', memo => '', direct => '', verdict => 'skipped',
+                 note => 'a portal probe: registered statements only (memo.list answers as of the call)' };
+    }
     my $record = sub {
         my ($phase, $session, $memo, $direct, %o) = @_;
         my ($v, $note) = adv_verdict($memo, $direct, %o, before => $before, allow => $p->{allow});
@@ -358,6 +499,35 @@ sub adv_run_probe {
     my $transparent = $ENV{ADV_TRANSPARENT};
     my %refuse = defined $p->{refuse} && !$transparent ? (must_fail => $p->{refuse}) : ();
     my %after_change = defined $p->{refuse_after} && !$transparent ? (must_fail => $p->{refuse_after}) : %refuse;
+    # Portals (see the header): W's and C's transactions, and one pair read.
+    my $portal = $transparent && $p->{portal};
+    my $begin = 'BEGIN' . ($portal && $p->{isolation} ? " ISOLATION LEVEL $p->{isolation}" : '');
+    my $portal_check = sub {
+        my ($phase, $session, $memo, $direct) = @_;
+        $record->("portal $phase", $session, $memo, $direct);
+    };
+    # C reads a pair it opened in its transaction (with hold, once that
+    # transaction committed) and closes it.
+    my $c_read = sub {
+        my ($tag, $first, $phase, $session) = @_;
+        $portal_check->($phase, $session, read_portals($c, $p, $tag, $first));
+    };
+    # C's transaction ends: before its pairs are read with hold (the
+    # commit runs them to their end), after that otherwise.
+    my $c_commit = sub {
+        my ($held) = @_;
+        run_sql($c, 'COMMIT', 'COMMIT (C)') if ($held ? $p->{hold} : !$p->{hold});
+    };
+    # A pair opened and read at once, in a transaction of its own.
+    my $pair_at_once = sub {
+        my ($s, $tag) = @_;
+        run_sql($s, $begin, 'BEGIN (a pair at once)');
+        my $first = open_portals($s, $p, $tag);
+        run_sql($s, 'COMMIT', 'COMMIT (a pair at once)') if $p->{hold};
+        my @out = read_portals($s, $p, $tag, $first);
+        run_sql($s, 'COMMIT', 'COMMIT (a pair at once)') unless $p->{hold};
+        return @out;
+    };
     eval {
         $node->safe_psql('postgres', "SET client_min_messages = warning;\n$p->{setup}") if $p->{setup};
         my $registered = $transparent ? register_transparent($node, $p) : 1;
@@ -374,26 +544,83 @@ sub adv_run_probe {
         }
         $before = $d;
         push @checks, served_check('R', $served, served($node, $p)) if expects_caching($p);
+        if ($portal) {
+            $c = open_session($node, $p, 1);
+            # Twice: the first may compute (a portal's statement may be
+            # keyed apart from the top-level one: its text is cut out of
+            # the DECLARE or PREPARE).
+            my $served_before = served($node, $p);
+            $portal_check->('warm', "C#$_ (opened and read at once)", $pair_at_once->($c, "c0_$_")) for 1, 2;
+            my $served_after = served($node, $p);
+            # (a transaction with one snapshot is computed, never served)
+            push @checks, { phase => 'portal warm', session => 'C (served)', memo => "served $served_before -> $served_after",
+                            direct => 'served from the cache', verdict => ($served_after > $served_before ? 'agree' : 'mismatch'),
+                            note => 'a portal was served from the cache' }
+              if expects_caching($p) && !$p->{isolation};
+        }
         return unless defined $p->{change};
 
         if (!$p->{outside}) {
-            run_sql($w, 'BEGIN', 'BEGIN');
+            my ($c1, $w1);
+            if ($portal) {
+                run_sql($c, $begin, 'BEGIN (C)');
+                $c1 = open_portals($c, $p, 'c1');
+            }
+            run_sql($w, $begin, 'BEGIN');
+            $w1 = open_portals($w, $p, 'w1') if $portal;
             run_sql($w, $p->{change}, 'change (during)');
+            # (with hold too: the transaction will not commit)
+            $portal_check->('during', 'W (opened before its own change)', read_portals($w, $p, 'w1', $w1)) if $portal;
             $round->('during', 'W', $w, 1, %after_change);
             $round->('during', 'R', $r, 0, %refuse);
             # ADV_TWO_PHASE (by hand): the transaction is prepared, compared
             # from R while prepared, and finished from another session.
             finish_transaction($node, $w, 0, sub { $round->('prepared', 'R', $r, 0, %refuse) });
+            if ($portal) {
+                $c_commit->(1);
+                $c_read->('c1', $c1, 'rollback', "C (opened before W's change, read after its rollback)");
+                $c_commit->(0);
+            }
             $round->('rollback', 'R', $r, 0, %refuse);
             $round->('rollback', 'W', $w, 1, %refuse);
-            run_sql($w, 'BEGIN', 'BEGIN');
+            my ($c2, $c3, $w2);
+            if ($portal) {
+                run_sql($c, $begin, 'BEGIN (C)');
+                $c2 = open_portals($c, $p, 'c2');
+                $c3 = open_portals($c, $p, 'c3');
+            }
+            run_sql($w, $begin, 'BEGIN');
+            $w2 = open_portals($w, $p, 'w2') if $portal;
             run_sql($w, $p->{change}, 'change (commit)');
+            $portal_check->('commit', 'W (opened before its own change)', read_portals($w, $p, 'w2', $w2))
+              if $portal && !$p->{hold};
             if (!finish_transaction($node, $w, 1, sub { $round->('prepared', 'R', $r, 0, %refuse) })) {
-                # PostgreSQL refused to prepare it (temporary objects, say):
-                # the change commits the ordinary way.
-                run_sql($w, 'BEGIN', 'BEGIN');
+                # PostgreSQL refused to prepare it (temporary objects, a
+                # cursor WITH HOLD, say): the change commits the ordinary
+                # way (W's held cursors opened again before it).
+                run_sql($w, $begin, 'BEGIN');
+                $w2 = open_portals($w, $p, 'w2') if $portal && $p->{hold};
                 run_sql($w, $p->{change}, 'change (commit)');
                 run_sql($w, 'COMMIT', 'COMMIT');
+            }
+            if ($portal) {
+                # With hold, W's cursors ran to their end at its commit.
+                $portal_check->('commit', 'W (opened before its own change, held past its commit)',
+                                read_portals($w, $p, 'w2', $w2))
+                  if $p->{hold};
+                # C's first pair: W's commit made the entry stale (or deltas
+                # carried it forward); nothing newer stored yet (with hold,
+                # read after the newer result is stored: C's commit runs
+                # both pairs).
+                $c_read->('c2', $c2, 'commit', "C#1 (opened before W's commit, read after it)") unless $p->{hold};
+                # A newer result stored, and hit (at the top level and
+                # through portals): the second pair must not be served it.
+                run_top_level($w, $p) for 1, 2;
+                $pair_at_once->($w, "n$_") for 1, 2;
+                $c_commit->(1);
+                $c_read->('c2', $c2, 'commit', "C#1 (opened before W's commit, read after it)") if $p->{hold};
+                $c_read->('c3', $c3, 'commit', "C#2 (opened before W's commit, read after a newer result was stored)");
+                $c_commit->(0);
             }
         } else {
             run_sql($w, $p->{change}, 'change (outside a transaction)');
@@ -424,7 +651,7 @@ sub adv_run_probe {
         push @checks, { phase => 'step', session => '-', memo => $err, direct => '',
                         verdict => 'broken', note => 'a step of the probe failed' };
     }
-    for my $s ($r, $w) {
+    for my $s ($r, $w, $c) {
         next unless $s;
         eval { $s->quit; };
     }
@@ -440,7 +667,8 @@ sub adv_run_probe {
 # locks in the way), rollback, commit (with the sensitivity check on the
 # first reader), after. A probe whose session cannot be opened on a
 # standby (what it runs there writes) returns a single check with verdict
-# 'skipped'. %o: db (default postgres).
+# 'skipped', and so does a portal probe (portal: registered statements
+# only). %o: db (default postgres).
 sub adv_run_probe_on_standbys {
     my ($primary, $readers, $sync, $p, %o) = @_;
     my $db = $o{db} // 'postgres';
@@ -449,6 +677,10 @@ sub adv_run_probe_on_standbys {
     my %before;
     my %refuse = defined $p->{refuse} ? (must_fail => $p->{refuse}) : ();
     my %after_change = defined $p->{refuse_after} ? (must_fail => $p->{refuse_after}) : %refuse;
+    # (the readers compare memo calls: a cursor over memo.list tests nothing)
+    return { phase => 'step', session => '-', memo => '', direct => '', verdict => 'skipped',
+             note => 'a portal probe: registered statements only, not run on standbys' }
+      if $p->{portal};
     my $round = sub {
         my ($phase, %v) = @_;
         for my $i (0 .. $#r) {
@@ -591,6 +823,10 @@ sub adv_report {
     }
     note("$p->{name}: $_->{phase} $_->{session}: memo = $_->{memo}; direct = $_->{direct} => $_->{verdict}")
       for @checks;
+    if (my ($skip) = grep { $_->{verdict} eq 'skipped' } @checks) {
+        SKIP: { skip("$p->{name}: $skip->{note}", 1); }
+        return 0;
+    }
     my $failed = 0;
     local $TODO = $p->{todo} // ($ENV{ADV_TRANSPARENT} ? $p->{transparent_todo} : undef);
     for my $k (@order) {

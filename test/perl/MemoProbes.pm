@@ -1,8 +1,10 @@
 # The adversarial probes of test/t/008_adversarial_probes.pl, shared with its
-# standby mode (test/t/016_durability_standby_adversarial.pl): each a minimal
-# reproduction of a way pg_memo could serve a result the direct query could
-# not return. The probe's fields and the choreography that runs it are in
-# MemoAdversarial.pm.
+# standby mode (test/t/016_durability_standby_adversarial.pl) and its
+# registered statements (test/t/019_serve_transparent_probes.pl, where the
+# portal probes run): each a minimal reproduction of a way pg_memo could
+# serve a result the direct query could not return. The probe's fields and
+# the choreography that runs it are in MemoAdversarial.pm; ADV_ONLY=<regex>
+# selects probes by name.
 package MemoProbes;
 use strict;
 use warnings;
@@ -47,6 +49,14 @@ sub stab {
     return "CREATE TABLE $name (x int PRIMARY KEY, g int, tags int[], note text); "
       . "INSERT INTO $name SELECT i, i % 3, ARRAY[i % 4, 4 + i % 3], 'n' || i FROM generate_series(1, $n) i; "
       . "SELECT memo.watch('$name', true, '{g, tags}');";
+}
+
+# The portal probes' table: (id, g, s), id 1..6, g = id % 2, s 'old', watched.
+sub portal_table {
+    my ($name) = @_;
+    return "CREATE TABLE $name (id int PRIMARY KEY, g int, s text); "
+      . "INSERT INTO $name SELECT i, i % 2, 'old' FROM generate_series(1, 6) i; "
+      . "SELECT memo.watch('$name');";
 }
 
 # The opclass probes: a composite type whose new default btree operator
@@ -1143,6 +1153,70 @@ sub adversarial_probes {
             setup  => stab('adv_s8', 12),
             kind   => 'count', query => 'SELECT * FROM adv_s8 WHERE g = $1', params => ['0'],
             change => q{SELECT memo.watch('adv_s8', deltas => true); UPDATE adv_s8 SET g = 0 WHERE x = 1;} },
+        # A function labelled IMMUTABLE that reads the scoped table itself
+        # (issue 45): its read is not the text's own range table entry, so
+        # it covers every scope, and a write to another scope changes its
+        # value. Learned like a read of a table the text does not name (the
+        # first computation stores nothing). stab's x 1..12 sum to 78.
+        {   name   => 'scope.function_reads_other_scopes_sql', learns => 1,
+            setup  => stab('adv_sf1', 12)
+              . q{CREATE FUNCTION adv_sf1_total() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT sum(x) FROM adv_sf1';},
+            kind   => 'count', query => 'SELECT * FROM adv_sf1 WHERE g = $1::int AND x * 10 > adv_sf1_total()',
+            params => ['1'],
+            change => 'DELETE FROM adv_sf1 WHERE x = 12;',
+            after  => 'UPDATE adv_sf1 SET x = 30 WHERE x = 9;' },
+        {   name   => 'scope.function_reads_other_scopes_plpgsql', learns => 1,
+            setup  => stab('adv_sf2', 12)
+              . q{CREATE FUNCTION adv_sf2_above(int) RETURNS bool IMMUTABLE LANGUAGE plpgsql
+                    AS 'BEGIN RETURN $1 * 10 > (SELECT sum(x) FROM adv_sf2); END';},
+            kind   => 'list', query => 'SELECT x FROM adv_sf2 WHERE g = $1::int AND adv_sf2_above(x) ORDER BY x',
+            params => ['1'], cols => 'x int',
+            change => 'DELETE FROM adv_sf2 WHERE x = 12;',
+            after  => q{INSERT INTO adv_sf2 VALUES (40, 2, '{}', 'n');} },
+        {   name   => 'scope.dynamic_sql_reads_other_scopes', learns => 1,
+            setup  => stab('adv_sf3', 12)
+              . q{CREATE FUNCTION adv_sf3_above(a int) RETURNS bool IMMUTABLE LANGUAGE plpgsql AS $f$
+                    DECLARE r bool;
+                    BEGIN EXECUTE 'SELECT $1 * 10 > sum(x) FROM adv_sf3' INTO r USING a; RETURN r; END $f$;},
+            kind   => 'count', query => 'SELECT * FROM adv_sf3 WHERE g = $1::int AND adv_sf3_above(x)', params => ['1'],
+            change => 'UPDATE adv_sf3 SET x = 0 WHERE x = 12;' },
+        # Inlined by the planner: the function's range table entry for the
+        # same table sits in the query's own plan.
+        {   name   => 'scope.srf_in_from_reads_other_scopes', learns => 1,
+            setup  => stab('adv_sf4', 12)
+              . q{CREATE FUNCTION adv_sf4_total() RETURNS TABLE (total bigint) IMMUTABLE LANGUAGE sql
+                    AS 'SELECT sum(x) FROM adv_sf4';},
+            kind   => 'count',
+            query  => 'SELECT t.x FROM adv_sf4 t, adv_sf4_total() s WHERE t.g = $1::int AND t.x * 10 > s.total',
+            params => ['1'],
+            change => 'DELETE FROM adv_sf4 WHERE x = 12;',
+            after  => q{INSERT INTO adv_sf4 VALUES (40, 2, '{}', 'n');} },
+        {   name   => 'scope.function_in_output_reads_other_scopes', learns => 1,
+            setup  => stab('adv_sf5', 12)
+              . q{CREATE FUNCTION adv_sf5_total() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT sum(x) FROM adv_sf5';},
+            kind   => 'list', query => 'SELECT x, adv_sf5_total() AS total FROM adv_sf5 WHERE g = $1::int ORDER BY x',
+            params => ['1'], cols => 'x int, total bigint',
+            change => 'DELETE FROM adv_sf5 WHERE x = 12;' },
+        # Through a view over the same table: the view is a relation the
+        # text does not name, learned with its base table's every write.
+        {   name   => 'scope.function_reads_view_of_other_scopes', learns => 1,
+            setup  => stab('adv_sf6', 12)
+              . q{CREATE VIEW adv_sf6v AS SELECT x FROM adv_sf6;
+                  CREATE FUNCTION adv_sf6_total() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT sum(x) FROM adv_sf6v';},
+            kind   => 'count', query => 'SELECT * FROM adv_sf6 WHERE g = $1::int AND x * 10 > adv_sf6_total()',
+            params => ['1'],
+            change => 'DELETE FROM adv_sf6 WHERE x = 12;' },
+        # A domain's CHECK calls it: no function in the text at all. A
+        # large row in another scope makes the check fail on this scope's
+        # small rows (the new row passes it).
+        {   name   => 'scope.domain_check_reads_other_scopes', learns => 1,
+            setup  => stab('adv_sf7', 12)
+              . q{CREATE FUNCTION adv_sf7_ok(int) RETURNS bool IMMUTABLE LANGUAGE sql
+                    AS 'SELECT $1 > (SELECT sum(x) FROM adv_sf7) / 100';
+                  CREATE DOMAIN adv_sf7_big AS int CHECK (adv_sf7_ok(VALUE));},
+            kind   => 'count', query => 'SELECT * FROM adv_sf7 WHERE g = $1::int AND x::adv_sf7_big > 0', params => ['1'],
+            change => q{INSERT INTO adv_sf7 VALUES (500, 0, '{}', 'big');},
+            after  => 'DELETE FROM adv_sf7 WHERE x = 500;' },
         {   name   => 'delta.insert_on_conflict_update',
             setup  => dtab('adv_d1', 9),
             kind   => 'count', query => 'SELECT * FROM adv_d1 WHERE g = $1', params => ['0'],
@@ -1325,6 +1399,43 @@ sub adversarial_probes {
             change => q{INSERT INTO adv_pe2 VALUES (10, 2);} },
         # The planner orders the conjuncts by cost: it may evaluate the failing
         # one first although the text puts it last.
+        # A function labelled IMMUTABLE that reads the table itself: a
+        # write to a row outside the selection changes its value (issue 45's
+        # kin without scopes). Deltas carry no query that calls a user's
+        # function, and its read must not count as the text's own.
+        {   name   => 'delta.function_reads_same_table', learns => 1,
+            setup  => dtab('adv_df1', 9)
+              . q{CREATE FUNCTION adv_df1_total() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT sum(x) FROM adv_df1';},
+            kind   => 'count', query => 'SELECT * FROM adv_df1 WHERE g = $1 AND x * 10 > adv_df1_total()', params => ['0'],
+            change => q{INSERT INTO adv_df1 VALUES (20, 1, 'i');} },
+        {   name   => 'delta.function_reads_same_table_page', learns => 1,
+            setup  => dtab('adv_df2', 9)
+              . q{CREATE FUNCTION adv_df2_total() RETURNS bigint IMMUTABLE LANGUAGE sql AS 'SELECT sum(x) FROM adv_df2';},
+            kind   => 'list', query => 'SELECT x FROM adv_df2 WHERE x * 10 > adv_df2_total() ORDER BY x LIMIT 2',
+            cols   => 'x int',
+            change => q{DELETE FROM adv_df2 WHERE x IN (1, 2, 3);} },
+        # Through a domain's CHECK, which the text does not show as a call:
+        # a carry would evaluate it over the written row only, unobserved,
+        # while the direct query checks every row against the new sum.
+        {   name   => 'delta.domain_check_reads_same_table', learns => 1,
+            setup  => dtab('adv_df3', 9)
+              . q{CREATE FUNCTION adv_df3_ok(int) RETURNS bool IMMUTABLE LANGUAGE sql
+                    AS 'SELECT $1 > (SELECT sum(x) FROM adv_df3) / 100';
+                  CREATE DOMAIN adv_df3_big AS int CHECK (adv_df3_ok(VALUE));},
+            kind   => 'count', query => 'SELECT * FROM adv_df3 WHERE g = $1 AND x::adv_df3_big > 0', params => ['0'],
+            change => q{INSERT INTO adv_df3 VALUES (500, 1, 'big');},
+            after  => 'DELETE FROM adv_df3 WHERE x = 500;' },
+        # (a page: a registered statement's count is an aggregate, which
+        # deltas do not carry; its page they do)
+        {   name   => 'delta.domain_check_reads_same_table_page', learns => 1,
+            setup  => dtab('adv_df4', 9)
+              . q{CREATE FUNCTION adv_df4_ok(int) RETURNS bool IMMUTABLE LANGUAGE sql
+                    AS 'SELECT $1 > (SELECT sum(x) FROM adv_df4) / 100';
+                  CREATE DOMAIN adv_df4_big AS int CHECK (adv_df4_ok(VALUE));},
+            kind   => 'list', query => 'SELECT x, note FROM adv_df4 WHERE g = $1 AND x::adv_df4_big > 0 ORDER BY x LIMIT 2',
+            params => ['0'], cols => 'x int, note text',
+            change => q{INSERT INTO adv_df4 VALUES (500, 1, 'big');},
+            after  => 'DELETE FROM adv_df4 WHERE x = 500;' },
         {   name   => 'delta.conjunct_fails_in_plan_order',
             setup  => dtab('adv_pe3', 6) . q{CREATE FUNCTION adv_pe3_slow(int) RETURNS bool IMMUTABLE LANGUAGE plpgsql
               COST 10000 AS 'BEGIN RETURN $1 < 8; END';},
@@ -1485,7 +1596,75 @@ sub adversarial_probes {
                     AS $$SELECT memo.count('adv.inner', 'SELECT * FROM adv_fr11s', '{}')$$;},
             kind   => 'count', query => 'SELECT * FROM adv_fr11 WHERE x <= adv_fr11n()',
             change => q{INSERT INTO adv_fr11s VALUES (4);} },
+        # ---------------------------------------------------------------- 14. portals: as of the portal's snapshot
+        # Registered statements read through portals opened before W's change
+        # or commit and read after it (issue 45): cursors, prepared
+        # statements; the choreography is MemoAdversarial.pm's "Portals".
+        # Run through registered statements only (test/t/019).
+        {   name   => 'portal.cursor_after_commit', portal => 1,
+            setup  => portal_table('adv_pc1'),
+            kind   => 'list', query => 'SELECT id, s FROM adv_pc1 WHERE g = 1 ORDER BY id', cols => 'id int, s text',
+            change => q{UPDATE adv_pc1 SET s = 'new' WHERE g = 1;} },
+        {   name   => 'portal.cursor_with_hold', portal => 1, hold => 1,
+            setup  => portal_table('adv_pc2'),
+            kind   => 'list', query => 'SELECT id, s FROM adv_pc2 WHERE g = 1 ORDER BY id', cols => 'id int, s text',
+            change => q{UPDATE adv_pc2 SET s = 'new' WHERE id = 3;} },
+        {   name   => 'portal.cursor_scroll_fetch_backward', portal => 1, cursor => 'SCROLL',
+            fetch  => ['FETCH ALL FROM %s', 'FETCH BACKWARD ALL FROM %s', 'FETCH ABSOLUTE 2 FROM %s',
+                       'MOVE LAST IN %s', 'FETCH PRIOR FROM %s'],
+            setup  => portal_table('adv_pc3'),
+            kind   => 'list', query => 'SELECT id, s FROM adv_pc3 WHERE g = 1 ORDER BY id', cols => 'id int, s text',
+            change => q{UPDATE adv_pc3 SET s = 'new' WHERE id = 3; DELETE FROM adv_pc3 WHERE id = 5;} },
+        # The transaction's own writes after the DECLARE, of every kind.
+        {   name   => 'portal.cursor_then_own_update', portal => 1,
+            setup  => portal_table('adv_pc4'),
+            kind   => 'count', query => q{SELECT * FROM adv_pc4 WHERE s = 'old'},
+            change => q{UPDATE adv_pc4 SET s = 'new' WHERE id = 1; DELETE FROM adv_pc4 WHERE id = 2;
+                        INSERT INTO adv_pc4 VALUES (10, 0, 'old');} },
+        # A transaction with one snapshot: its own write after the DECLARE
+        # is the one its cursor must not see (W's commit it never sees).
+        {   name   => 'portal.repeatable_read_cursor', portal => 1, isolation => 'REPEATABLE READ',
+            setup  => portal_table('adv_pc5'),
+            kind   => 'list', query => 'SELECT id, s FROM adv_pc5 WHERE g = 1 ORDER BY id', cols => 'id int, s text',
+            change => q{UPDATE adv_pc5 SET s = 'new' WHERE g = 1;} },
+        {   name   => 'portal.scoped_cursor_after_commit', portal => 1,
+            setup  => stab('adv_pc6', 12),
+            kind   => 'list', query => 'SELECT x, note FROM adv_pc6 WHERE g = $1 ORDER BY x', params => ['0'],
+            cols   => 'x int, note text',
+            change => q{UPDATE adv_pc6 SET note = 'new' WHERE x = 3; UPDATE adv_pc6 SET g = 0 WHERE x = 1;} },
+        # The entry carried forward by deltas at W's commit: current, and
+        # newer than the cursors' snapshot.
+        {   name   => 'portal.delta_kept_cursor_after_commit', portal => 1,
+            setup  => dtab('adv_pc7', 9),
+            kind   => 'count', query => 'SELECT * FROM adv_pc7 WHERE g = $1', params => ['0'],
+            change => q{INSERT INTO adv_pc7 VALUES (50, 0, 'i');} },
+        {   name   => 'portal.delta_page_cursor_after_commit', portal => 1,
+            setup  => dtab('adv_pc8', 30),
+            kind   => 'list', query => 'SELECT x, note FROM adv_pc8 WHERE g = $1 ORDER BY x LIMIT 3', params => ['0'],
+            cols   => 'x int, note text',
+            change => q{UPDATE adv_pc8 SET note = 'new' WHERE x = 6;} },
+        # The first row fetched before the commit, the rest after: one
+        # result throughout.
+        {   name   => 'portal.cursor_fetch_straddles_commit', portal => 1, fetch_first => 'FETCH 1 FROM %s',
+            setup  => portal_table('adv_pc9'),
+            kind   => 'list', query => 'SELECT id, s FROM adv_pc9 WHERE g = 1 ORDER BY id', cols => 'id int, s text',
+            change => q{UPDATE adv_pc9 SET s = 'new' WHERE g = 1;} },
+        # A prepared statement executed before and after a commit in one
+        # transaction: in READ COMMITTED each EXECUTE has a snapshot of its
+        # own (it must see the commit, and its own transaction's change)...
+        {   name   => 'portal.execute_after_commit', portal => 'execute', fetch_first => 'EXECUTE %s',
+            setup  => portal_table('adv_pc10'),
+            kind   => 'list', query => 'SELECT id, s FROM adv_pc10 WHERE g = 1 ORDER BY id', cols => 'id int, s text',
+            change => q{UPDATE adv_pc10 SET s = 'new' WHERE g = 1;} },
+        # ... in REPEATABLE READ, the transaction's.
+        {   name   => 'portal.repeatable_read_execute', portal => 'execute', fetch_first => 'EXECUTE %s',
+            isolation => 'REPEATABLE READ',
+            setup  => portal_table('adv_pc11'),
+            kind   => 'list', query => 'SELECT id, s FROM adv_pc11 WHERE g = 1 ORDER BY id', cols => 'id int, s text',
+            change => q{UPDATE adv_pc11 SET s = 'new' WHERE g = 1;} },
     );
+    # ADV_ONLY (by hand, MemoAdversarial.pm): the probes whose name matches.
+    @probes = grep { $_->{name} =~ /$ENV{ADV_ONLY}/ } @probes if length($ENV{ADV_ONLY} // '');
     return @probes;
 }
 

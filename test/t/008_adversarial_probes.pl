@@ -106,25 +106,32 @@ adv_check_canary($node, 4242);
 # may be served an older answer. The probes that only write rows are left
 # out (an older answer is their legitimate result then).
 my $relaxed = $ENV{ADV_MAX_STALENESS};
-my ($failed_probes, $run_probes) = (0, 0);
+# ADV_ONLY=<regex> (by hand): a subset of the probes; the checks over all
+# of them below are left out.
+my $subset = length($ENV{ADV_ONLY} // '');
+my ($failed_probes, $run_probes, $skipped_probes) = (0, 0, 0);
 my %verdicts;
 for my $p (@probes) {
     next if $relaxed && adv_writes_rows_only($p->{change}, $p);
     my @checks = adv_run_probe($node, $p);
+    # (a portal probe runs through registered statements only: test/t/019)
+    if (grep { $_->{verdict} eq 'skipped' } @checks) { $skipped_probes++; adv_report($p, @checks); next; }
     $run_probes++;
     $failed_probes++ if adv_report($p, @checks);
     $verdicts{ $_->{note} =~ /served from the cache/ ? 'served from the cache before the change' : $_->{verdict} }++
       for @checks;
 }
-note("probes with a failure: $failed_probes of $run_probes" . ($relaxed ? " (max_staleness $relaxed)" : ''));
+note("probes with a failure: $failed_probes of $run_probes" . ($relaxed ? " (max_staleness $relaxed)" : '')
+     . " ($skipped_probes skipped here)" . ($subset ? " (ADV_ONLY $ENV{ADV_ONLY})" : ''));
 note('checks: ' . join(', ', map { "$_ $verdicts{$_}" } sort keys %verdicts));
 cmp_ok($node->safe_psql('postgres',
         q{SELECT coalesce(sum(delta_kept + delta_corrected), 0) FROM memo.stats WHERE cache_name LIKE 'adv.delta.%'}),
     '>', 0, 'the delta probes carried entries forward (the carry path was exercised, not only recomputation)')
-    unless $relaxed;
+    unless $relaxed || $subset;
 cmp_ok($node->safe_psql('postgres',
         q{SELECT coalesce(sum(error_hits), 0) FROM memo.stats WHERE cache_name LIKE 'adv.error.%'}),
-    '>', 0, 'the error probes were served remembered errors (the error_ttl path was exercised)');
+    '>', 0, 'the error probes were served remembered errors (the error_ttl path was exercised)')
+    unless $subset;
 
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight left behind');
 

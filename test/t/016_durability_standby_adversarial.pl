@@ -7,6 +7,16 @@
 # follows it, and the probes run again with the promoted server as the
 # primary. Every step waits for an observable state (replay positions);
 # nothing depends on timing.
+#
+# The probes whose functions read tables (learns: func.*, and scope.* and
+# delta.* whose functions or domain checks read the watched table itself)
+# run here too: each reader learns those reads on its own (the standby's
+# backends observe their own computations), so it compares as many more
+# warm calls, and an entry stored after learning must not outlive a write
+# on the primary that only the learned read covers. The portal probes
+# (portal.*) are skipped: they run through registered statements
+# (test/t/019), and the readers here compare memo calls.
+# ADV_ONLY=<regex> (by hand) runs a subset (MemoAdversarial.pm).
 use strict;
 use warnings;
 use FindBin;
@@ -74,8 +84,11 @@ for my $p (@probes) {
 }
 note("standbys: probes with a failure: $failed of $run ($skipped not applicable on a standby)");
 my $standby_hits = q{SELECT coalesce(sum(hits), 0) FROM memo.stats WHERE datname = 'postgres' AND cache_name LIKE 'adv.%'};
-cmp_ok($standby->safe_psql('postgres', $standby_hits), '>', 100, 'the standby served hits (the probes were not all computed)');
-cmp_ok($cascade->safe_psql('postgres', $standby_hits), '>', 100, 'so did the cascading standby');
+# (ADV_ONLY=<regex>, by hand: a subset of the probes, too few for these)
+my $subset = length($ENV{ADV_ONLY} // '');
+cmp_ok($standby->safe_psql('postgres', $standby_hits), '>', 100, 'the standby served hits (the probes were not all computed)')
+  unless $subset;
+cmp_ok($cascade->safe_psql('postgres', $standby_hits), '>', 100, 'so did the cascading standby') unless $subset;
 is($standby->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight left behind on the standby');
 
 # Promotion: the standby becomes the primary, the cascade follows its new
@@ -101,7 +114,8 @@ for my $p (@probes) {
 note("after promotion: probes with a failure: $failed of $run ($skipped not applicable on a standby)");
 cmp_ok($cascade->safe_psql('adv_promoted',
         q{SELECT coalesce(sum(hits), 0) FROM memo.stats WHERE datname = 'adv_promoted' AND cache_name LIKE 'adv.%'}),
-       '>', 100, 'the cascade, following the promoted server, served hits');
+       '>', 100, 'the cascade, following the promoted server, served hits')
+  unless $subset;
 
 $cascade->stop;
 $standby->stop;
