@@ -78,6 +78,9 @@ COMMIT;
 FETCH ALL FROM tr_h;
 CLOSE tr_h;
 SELECT calls, hits FROM counters('tr.cursor');
+-- The same statement sent on its own shares the cursors' entry.
+SELECT id FROM tr_items WHERE team = 4 ORDER BY id LIMIT 4;
+SELECT calls, hits FROM counters('tr.cursor');
 -- A cursor's rows are what its snapshot sees (issue 45): a write made
 -- after DECLARE, in its own transaction here, is not among them, as
 -- without pg_memo; it is computed with the cursor's snapshot, not stored.

@@ -122,7 +122,13 @@ char *statement_source(const char *source, const Query *query, bool *after_prefi
     else if (t.word("prepare")) rest = after_prepare(t);
     else return slice;
     *after_prefix = true;
-    return rest ? pstrdup(rest) : nullptr;
+    if (!rest) return nullptr;
+    // From the SELECT's first token, as a top-level statement's slice
+    // starts: a cursor then shares the entries of the same statement sent
+    // on its own.
+    Tokens select{rest};
+    select.skip_space();
+    return pstrdup(select.p);
 }
 
 uint64 planned_query_id(Query *analyzed, const char *text) {
