@@ -1,14 +1,17 @@
 # ALTER EXTENSION pg_memo UPDATE from 1.0 to 1.1 and then to 1.2 (and a
-# 1.1 install to 1.2), and what 1.1 changes:
+# 1.1 install to 1.2; and installs of 1.0, 1.1 and 1.2, each with live
+# entries and, from 1.2 on, a registered statement, through one update to
+# the default version), and what 1.1 changes:
 # only the trigger memo.watch creates counts as watching a table. A role
 # holding only the TRIGGER privilege can plant a trigger of pg_memo's name
 # and function that never fires (WHEN (false), UPDATE OF a column, ...);
 # 1.1 refuses queries over such a table, memo.watch replaces the trigger,
 # memo.unwatch leaves it alone and memo.watched does not list it.
 #
-# Cached entries, watched tables and the views survive the update; a fresh
-# CREATE EXTENSION installs 1.1 with the same catalog contents as 1.0 plus
-# the update; DROP EXTENSION works afterwards.
+# Cached entries, registrations, watched tables and the views survive the
+# update; a fresh CREATE EXTENSION installs 1.2 (pg_memo--1.2.sql) with the
+# same catalog contents as 1.0 plus the updates (every object:
+# test/t/022_admin_install_script.pl); DROP EXTENSION works afterwards.
 use strict;
 use warnings;
 use FindBin;
@@ -390,8 +393,112 @@ sub count_hits_then_invalidates {
         'current 3 true', '1.1 install on 1.2: memo.entries shows its entry');
 }
 
-# 11. A fresh CREATE EXTENSION installs 1.2, with the same catalog contents
-#     as 1.0 plus the updates.
+# 10d. Every shipped version, installed as such (1.0 and 1.1 from their
+#      scripts, 1.2 from pg_memo--1.2.sql) with live entries, a list and a
+#      count over a table watched as that version can, and from 1.2 on a
+#      registered statement served from the cache, goes through one ALTER
+#      EXTENSION pg_memo UPDATE to the default version. (1.2 is the default
+#      today, so its update changes nothing; a later version's script then
+#      runs here with 1.2's registrations in place.) After it: the entries
+#      serve the direct results, computed at most once more (an update that
+#      runs DDL makes them stale once), then hits; writes invalidate; the
+#      registration is kept, serves and is invalidated; a new registration
+#      works.
+{
+    my $default = sql(q{SELECT default_version FROM pg_available_extensions WHERE name = 'pg_memo'});
+    is($default, '1.2', 'pg_memo.control: the default version is 1.2');
+    for my $version (qw(1.0 1.1 1.2)) {
+        (my $db = "install_$version") =~ s/\./_/;
+        (my $tag = "v$version") =~ s/\./_/;
+        my $registers = $version ge '1.2';
+        my $watch = $version eq '1.0' ? q{SELECT memo.watch('items')}
+                  : $version eq '1.1' ? q{SELECT memo.watch('items', deltas => true)}
+                  :                     q{SELECT memo.watch('items', true, '{team}')};
+        $node->safe_psql('postgres', "CREATE DATABASE $db");
+        $node->safe_psql($db, qq{
+          CREATE EXTENSION pg_memo VERSION '$version';
+          CREATE TABLE items (id int PRIMARY KEY, team int NOT NULL);
+          INSERT INTO items SELECT g, g % 3 FROM generate_series(1, 30) g;
+          $watch;
+        });
+        my $run = sub { return $node->safe_psql($db, $_[0]) };
+        my $stat = sub {
+            my ($cache, $column) = @_;
+            return $run->(qq{SELECT coalesce(sum($column), 0) FROM memo.stats
+                              WHERE datname = current_database() AND cache_name = '$cache'});
+        };
+        my %query = (
+            "$tag.count" => qq{SELECT memo.count('$tag.count', 'SELECT * FROM items WHERE team = \$1', '{1}')},
+            "$tag.list"  => qq{SELECT string_agg(id::text, ',' ORDER BY id)
+                                 FROM memo.list('$tag.list', 'SELECT id FROM items WHERE team = \$1 ORDER BY id LIMIT 5',
+                                                '{1}') AS t(id int)},
+        );
+        my %direct = (
+            # (not the registered statement's shape: served by the executor)
+            "$tag.count" => q{SELECT count(id) FROM items WHERE team = 1},
+            "$tag.list"  => q{SELECT string_agg(id::text, ',' ORDER BY id)
+                                FROM (SELECT id FROM items WHERE team = 1 ORDER BY id LIMIT 5) s},
+        );
+        my $statement = 'SELECT count(*) FROM items WHERE team = 1';
+        for my $cache (sort keys %query) {
+            is($run->($query{$cache}), $run->($direct{$cache}), "$version install: $cache computes");
+            is($run->($query{$cache}), $run->($direct{$cache}), "$version install: $cache again");
+            is($stat->($cache, 'hits'), '1', "$version install: $cache is a hit");
+        }
+        my $query_id;
+        if ($registers) {
+            $query_id = $run->(qq{SELECT memo.cache_statement('$statement', cache_name => '$tag.stmt')});
+            $run->($statement) for 1 .. 2;
+            is($run->(q{SELECT calls || ' ' || hits FROM memo.registered_statements}), '2 1',
+               "$version install: the registered statement is served");
+        }
+
+        my $notes = messages_of($db, 'ALTER EXTENSION pg_memo UPDATE');
+        unlike($notes, qr/WARNING|ERROR/, "$version install: the update raises no warning");
+        is($run->(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), $default,
+           "$version install: updated to $default");
+
+        for my $cache (sort keys %query) {
+            my ($hits, $computed) = ($stat->($cache, 'hits'), $stat->($cache, 'computations'));
+            is($run->($query{$cache}), $run->($direct{$cache}), "$version install, updated: $cache serves");
+            cmp_ok($stat->($cache, 'computations'), '<=', $computed + 1,
+                   "$version install, updated: $cache computed at most once more");
+            my $hits_now = $stat->($cache, 'hits');
+            is($run->($query{$cache}), $run->($direct{$cache}), "$version install, updated: $cache again");
+            is($stat->($cache, 'hits'), $hits_now + 1, "$version install, updated: $cache is a hit");
+        }
+        if ($registers) {
+            is($run->(q{SELECT query_id || ' ' || cache_name || ' ' || state FROM memo.registered_statements}),
+               "$query_id $tag.stmt serving", "$version install, updated: the registration is kept");
+            like($run->("EXPLAIN (COSTS OFF) $statement"), qr/Custom Scan \(pg_memo\)/,
+                 "$version install, updated: the statement gets pg_memo's node");
+            $run->($statement);
+            my $hits = $stat->("$tag.stmt", 'hits');
+            is($run->($statement), $run->($direct{"$tag.count"}), "$version install, updated: the statement");
+            is($stat->("$tag.stmt", 'hits'), $hits + 1, "$version install, updated: served from the cache");
+        }
+
+        # A write to team 1 changes both results and the statement's.
+        $run->(q{INSERT INTO items VALUES (31, 1)});
+        for my $cache (sort keys %query) {
+            is($run->($query{$cache}), $run->($direct{$cache}), "$version install, updated: $cache after a write");
+        }
+        is($run->($statement), $run->($direct{"$tag.count"}), "$version install, updated: the statement after a write")
+          if $registers;
+
+        # 1.2's functions on the updated install: a registration, the entries.
+        $run->(q{SELECT memo.cache_statement('SELECT id FROM items WHERE team = 0 ORDER BY id LIMIT 2', 'new.stmt')});
+        $run->(q{SELECT id FROM items WHERE team = 2 ORDER BY id LIMIT 2}) for 1 .. 2;
+        is($stat->('new.stmt', 'hits'), '1', "$version install, updated: a new registration serves");
+        is($run->(qq{SELECT count(*) FROM memo.entries
+                      WHERE datname = current_database() AND cache_name IN ('$tag.count', '$tag.list')}), '2',
+           "$version install, updated: memo.entries shows both entries");
+    }
+}
+
+# 11. A fresh CREATE EXTENSION installs 1.2 (pg_memo--1.2.sql), with the
+#     same catalog contents as 1.0 plus the updates (a sample;
+#     test/t/022_admin_install_script.pl compares every object).
 my $fingerprint = q{
   WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'pg_memo'),
   members AS (
