@@ -146,7 +146,7 @@ own_entries_trusted() {
   mutate "$1/src/pg/compute/learned_reads.cpp" 's/if \(checks_of\(reads, relids\[i\]\) <= own\.count\) continue;/if (own.count > 0) continue;/'
 }
 statement_snapshot_ignored() {
-  mutate "$1/src/pg/compute/statement_snapshot.cpp" 's/return call\.as_of == InvalidSnapshot \|\| sees_what_now_sees\(call\.as_of\);/return true;/'
+  mutate "$1/src/pg/compute/statement_snapshot.hpp" 's/return call\.as_of == InvalidSnapshot \|\| sees_what_now_sees\(call\.as_of\);/return true;/'
 }
 statement_computed_now() {
   mutate "$1/src/pg/compute/compute.cpp" 's/Snapshot snapshot = call\.as_of;/Snapshot snapshot = InvalidSnapshot;/'

@@ -16,8 +16,6 @@ extern "C" {
 
 namespace pgmemo {
 
-namespace {
-
 bool sees_what_now_sees(Snapshot then) {
     Snapshot now = GetLatestSnapshot();
     if (then->takenDuringRecovery != now->takenDuringRecovery || then->xmax != now->xmax ||
@@ -28,9 +26,5 @@ bool sees_what_now_sees(Snapshot then) {
     if (now->suboverflowed) return !now->takenDuringRecovery;
     return then->subxcnt == now->subxcnt;
 }
-
-}  // namespace
-
-bool answers_as_of_now(const Call &call) { return call.as_of == InvalidSnapshot || sees_what_now_sees(call.as_of); }
 
 }  // namespace pgmemo

@@ -14,10 +14,16 @@
 
 namespace pgmemo {
 
+// Whether snapshot sees exactly what a snapshot taken now sees.
+bool sees_what_now_sees(Snapshot snapshot);
+
 // Whether the call may be answered with what holds now: a memo call
-// always; a registered statement while its snapshot sees exactly what a
-// snapshot taken now sees. Asked after what it decides about is read (a
-// lookup, the generations), so that "now" is no earlier than that read.
-bool answers_as_of_now(const Call &call);
+// always (inline: the memo functions' hit path pays no call); a registered
+// statement while its snapshot sees exactly what a snapshot taken now
+// sees. Asked after what it decides about is read (a lookup, the
+// generations), so that "now" is no earlier than that read.
+inline bool answers_as_of_now(const Call &call) {
+    return call.as_of == InvalidSnapshot || sees_what_now_sees(call.as_of);
+}
 
 }  // namespace pgmemo
