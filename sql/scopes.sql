@@ -196,6 +196,39 @@ INSERT INTO staff VALUES (40, 0, '{}', 's40');
 SELECT staff_if_40(1) AS cached, (SELECT count(*) FROM staff WHERE team = 1 AND staff_has(40)) AS truth;
 DELETE FROM staff WHERE id = 40;
 SELECT staff_if_40(1) AS cached, (SELECT count(*) FROM staff WHERE team = 1 AND staff_has(40)) AS truth;
+-- Only reads other than the plan's own count: plans that check the table
+-- more often than the text names it (min/max through an index, EXISTS
+-- under OR planned two ways) stay scoped and are stored at once; a range
+-- table entry the planner drops (an unreferenced CTE, a sublink folded
+-- away) does not hide a function's read.
+CREATE TABLE scored (id int PRIMARY KEY, team int, score int);
+INSERT INTO scored SELECT g, g % 10, g FROM generate_series(1, 1000) g;
+CREATE INDEX ON scored (team, score);
+ANALYZE scored;
+SELECT memo.watch('scored', true, '{team}');
+CREATE FUNCTION scored_has(i int) RETURNS boolean LANGUAGE sql IMMUTABLE
+  AS 'SELECT EXISTS (SELECT 1 FROM scored WHERE id = $1)';
+CREATE FUNCTION scored_calls() RETURNS TABLE (name text, result bigint) LANGUAGE sql AS $$
+  SELECT 'minmax', (SELECT b FROM memo.list('scope.minmax', 'SELECT min(score), max(score) FROM scored WHERE team = $1',
+                                        '{3}') AS t(a int, b int))::bigint
+  UNION ALL SELECT 'exists_or', memo.count('scope.exists_or', 'SELECT * FROM scored WHERE team = $1 AND (score > 5 OR '
+                   'EXISTS (SELECT 1 FROM scored s2 WHERE s2.team = $1 AND s2.id = scored.id + 1))', '{3}')
+  UNION ALL SELECT 'dead_cte', memo.count('scope.dead_cte', 'WITH dead AS (SELECT * FROM scored WHERE team = $1) '
+                   'SELECT * FROM scored WHERE team = $1 AND scored_has(2000)', '{3}')
+  UNION ALL SELECT 'folded', memo.count('scope.folded', 'SELECT * FROM scored WHERE team = $1 AND ($2::bool OR '
+                   'EXISTS (SELECT 1 FROM scored s2 WHERE s2.team = $1)) AND scored_has(2000)', '{3,true}')
+$$;
+SELECT * FROM scored_calls();
+SELECT * FROM scored_calls();
+SELECT cache_name, misses, bypass_reasons FROM memo.stats
+ WHERE datname = current_database() AND cache_name IN
+       ('scope.minmax', 'scope.exists_or', 'scope.dead_cte', 'scope.folded') ORDER BY 1;
+INSERT INTO scored VALUES (2000, 0, 1);   -- another scope: the functions' value changes
+UPDATE scored SET score = score + 1 WHERE team = 5;
+SELECT * FROM scored_calls();
+SELECT count(*) FILTER (WHERE team = 3 AND scored_has(2000)) AS truth FROM scored;
+SELECT cache_name, hits, misses FROM memo.stats
+ WHERE datname = current_database() AND cache_name IN ('scope.minmax', 'scope.exists_or') ORDER BY 1;
 
 -- 9. re-watching without scope columns puts every entry back on the table
 SELECT memo.watch('staff', deltas => true);

@@ -143,7 +143,7 @@ scope_column_unseen() {
   mutate "$1/src/pg/deltas/delta_capture.cpp" 's/for \(int c = 0; c < columns\.count && !t->any_scope; c\+\+\)/for (int c = 0; c < 1 \&\& c < columns.count \&\& !t->any_scope; c++)/'
 }
 own_entries_trusted() {
-  mutate "$1/src/pg/compute/learned_reads.cpp" 's/if \(checks_of\(reads, relids\[i\]\) <= own\.count\) continue;/if (own.count > 0) continue;/'
+  mutate "$1/src/pg/compute/learned_reads.cpp" 's/bool beyond = origins->elsewhere \|\| /bool beyond = !text.names_it \&\& /'
 }
 statement_snapshot_ignored() {
   mutate "$1/src/pg/compute/statement_snapshot.hpp" 's/return call\.as_of == InvalidSnapshot \|\| sees_what_now_sees\(call\.as_of\);/return true;/'

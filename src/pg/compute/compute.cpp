@@ -134,9 +134,9 @@ void note_unnamed_reads(const Call &call, const PreparedQuery &q, const Observed
     // those the analysis does not list (a function's statement read them,
     // or the text read them with ONLY, leaving their children's rows out),
     // and those it depends on in part (a scope, deltas). Each is learned
-    // if it was read more often than the text's own range table entries
-    // name it: then something else read it, a function reading other
-    // scopes, say, and the entry must depend on all of it.
+    // if something beside the text's own range table entries read it (a
+    // function reading other scopes, say): the entry must depend on all
+    // of it.
     int ncandidates = 0;
     auto *candidates = static_cast<Oid *>(palloc(sizeof(Oid) * (list_length(reads.checks) + Analysis::kMaxScopeRules + 1)));
     auto candidate = [&](Oid relid) {
@@ -155,8 +155,8 @@ void note_unnamed_reads(const Call &call, const PreparedQuery &q, const Observed
     if (OidIsValid(analysis->delta_relid)) candidate(analysis->delta_relid);
     auto *unnamed = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(reads.checks) + 1)));
     int n = ncandidates == 0 ? 0
-                             : reads_beyond_own_entries(reads, prepared_query_tree(q.plan), candidates, ncandidates,
-                                                        unnamed);
+                             : reads_beyond_the_text(reads, prepared_query_tree(q.plan), candidates, ncandidates,
+                                                     unnamed);
     if (n == 0 && !reads.memo_call && !reads.worker_statements) return;
     analysis->uncacheable = Uncacheable::ReadsUnnamed;
     if (n == 0 && !reads.worker_statements) return;
@@ -194,8 +194,10 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
 
         // A commit in progress would make the result stale as soon as it
         // lands: wait for it (on the first analysis only). What it changed
-        // in the catalogs shows below, as invalidations.
-        if (analyses == 1 && wait_for_commits && storable(*analysis, bypass))
+        // in the catalogs shows below, as invalidations. Not for a
+        // registered statement: its snapshot did not see that commit, so
+        // its result could not be stored after it anyway.
+        if (analyses == 1 && wait_for_commits && call.as_of == InvalidSnapshot && storable(*analysis, bypass))
             wait_for_commits_in_progress(analysis->deps, analysis->ndeps);
 
         // The order is the protocol: generations first, snapshot second. A

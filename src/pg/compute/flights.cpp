@@ -233,14 +233,17 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         // The check can raise (a relation gone): neither the pin nor the
         // flight may outlive it, even when a savepoint catches the error.
         unrecorded_pin = pinned;
-        bool allowed = leaving_flight_on_error(
-            [&] { return privileges_still_hold(sink.meta, sink.meta_len) && answers_as_of_now(call); });
+        bool allowed = leaving_flight_on_error([&] { return privileges_still_hold(sink.meta, sink.meta_len); });
         if (allowed) {
             unrecorded_pin = 0;  // the flight slot holds it from here
             sh.stats.add(stats_slot, kDoubleCheckHits);
-            sh.stats.add(stats_slot, kHits);
             publish(FlightState::Done, pinned, 0, nullptr);
             leave_flight();
+            // The waiters check the entry for themselves; a registered
+            // statement whose snapshot is older computes its own answer.
+            if (!answers_as_of_now(call))
+                return compute_and_store(call, key, stats_slot, kBypassStatementSnapshot, nullptr);
+            sh.stats.add(stats_slot, kHits);
             return Result{sink.payload, sink.payload_len};
         }
         drop_unrecorded_pin();
@@ -263,9 +266,10 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         // publish and leave_flight take the flight table's LWLock: safe, as
         // it is held over no call that can raise (see leaving_flight_on_error).
         ErrorData *edata = CopyErrorData();
-        // A registered statement's snapshot that is older than the present
-        // made an error that is its own, not its waiters'.
-        if (error_belongs_to_query(edata->sqlerrcode) && answers_as_of_now(call))
+        // A registered statement's error may come from a snapshot older
+        // than its waiters': they compute for themselves (nothing here may
+        // raise, so its snapshot is not compared).
+        if (error_belongs_to_query(edata->sqlerrcode) && call.as_of == InvalidSnapshot)
             publish(FlightState::Failed, 0, edata->sqlerrcode, edata->message);
         else
             publish(FlightState::Abandoned, 0, 0, nullptr);
@@ -461,8 +465,11 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
             return lead(call, key, stats_slot);
         }
         if (settled.state == FlightState::Failed) {
-            sh.stats.add(stats_slot, kMisses);
             leave_flight();
+            // The leader's snapshot was newer than a registered statement's
+            // older one, whose own answer may be no error at all.
+            if (!answers_as_of_now(call)) return compute_and_store(call, key, stats_slot, kBypassStatementSnapshot, nullptr);
+            sh.stats.add(stats_slot, kMisses);
             ereport(ERROR, (errcode(settled.error_code), errmsg_internal("%s", settled.message),
                             errdetail("Raised by the computation another backend ran for this cache key.")));
         }

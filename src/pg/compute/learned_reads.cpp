@@ -21,12 +21,15 @@
 
 extern "C" {
 #include "access/parallel.h"
+#include "catalog/pg_language_d.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
 #include "nodes/nodeFuncs.h"
 #include "port/atomics.h"
 #include "storage/shmem.h"
+#include "catalog/pg_proc.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 }
 
 namespace pgmemo {
@@ -76,18 +79,24 @@ void add_check(List **checks, const RelationPermission &check) {
     *checks = lappend(*checks, kept);
 }
 
-void count_read(List **counts, Oid relid) {
+int planner_depth = 0;  // planning_begins / planning_ends
+
+void note_origin(List **origins, Oid relid, bool own_plan) {
+    RelationReads *found = nullptr;
     ListCell *lc;
-    foreach (lc, *counts) {
+    foreach (lc, *origins) {
         auto *known = static_cast<RelationReads *>(lfirst(lc));
-        if (known->relid == relid) {
-            known->checks++;
-            return;
-        }
+        if (known->relid == relid) found = known;
     }
-    auto *counted = static_cast<RelationReads *>(palloc(sizeof(RelationReads)));
-    *counted = RelationReads{relid, 1};
-    *counts = lappend(*counts, counted);
+    if (!found) {
+        found = static_cast<RelationReads *>(palloc0(sizeof(RelationReads)));
+        found->relid = relid;
+        *origins = lappend(*origins, found);
+    }
+    if (own_plan)
+        found->by_own_plan = true;
+    else
+        found->elsewhere = true;
 }
 
 // The executor is about to start a plan. A check made as the current user
@@ -96,11 +105,13 @@ void observe_checks(const RelationPermission *checks, int n) {
     if (IsParallelWorker()) return note_worker_checks(n);
     if (!observing) return;
     MemoryContext old = MemoryContextSwitchTo(observing->context);
+    bool own_plan = !observing->own_plan_started && planner_depth == 0;
+    if (own_plan) observing->own_plan_started = true;
     for (int i = 0; i < n; i++) {
         RelationPermission check = checks[i];
         if (!OidIsValid(check.check_as_user) && GetUserId() != observing->user) check.check_as_user = GetUserId();
         add_check(&observing->checks, check);
-        count_read(&observing->read_counts, check.relid);
+        note_origin(&observing->origins, check.relid, own_plan);
     }
     MemoryContextSwitchTo(old);
 }
@@ -167,7 +178,8 @@ bool observing_computation() { return observing != nullptr; }
 
 void begin_observing(ObservedReads *reads) {
     reads->checks = NIL;
-    reads->read_counts = NIL;
+    reads->origins = NIL;
+    reads->own_plan_started = false;
     reads->memo_call = false;
     reads->worker_statements = false;
     reads->context = CurrentMemoryContext;
@@ -193,46 +205,68 @@ void note_memo_call() {
 
 namespace {
 
-struct OwnEntries {
+// What the text itself reads of one relation: whether a range table entry
+// of it, or of any query inside it (subqueries, CTEs, sublinks), names the
+// relation, and whether it calls a SQL function in FROM, which the planner
+// may inline into the own plan.
+struct TextReads {
     Oid relid;
-    int64 count;
+    bool names_it;
+    bool sql_function_in_from;
 };
 
-// Counts the checked range table entries of one relation in a query and
-// every query inside it (subqueries, CTEs, sublinks).
-bool own_entries_walker(Node *node, void *context) {
+bool is_sql_function(Oid funcid) {
+    HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+    if (!HeapTupleIsValid(tuple)) return false;
+    bool sql = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple))->prolang == SQLlanguageId;
+    ReleaseSysCache(tuple);
+    return sql;
+}
+
+bool text_reads_walker(Node *node, void *context) {
     if (!node) return false;
-    auto *own = static_cast<OwnEntries *>(context);
+    auto *text = static_cast<TextReads *>(context);
     if (IsA(node, Query)) {
         auto *q = reinterpret_cast<Query *>(node);
         ListCell *lc;
         foreach (lc, q->rtable) {
             auto *rte = static_cast<RangeTblEntry *>(lfirst(lc));
-            if (rte->rtekind == RTE_RELATION && rte->relid == own->relid && compat_rte_is_checked(rte)) own->count++;
+            if (rte->rtekind == RTE_RELATION && rte->relid == text->relid && compat_rte_is_checked(rte))
+                text->names_it = true;
+            if (rte->rtekind != RTE_FUNCTION) continue;
+            ListCell *lf;
+            foreach (lf, rte->functions) {
+                Node *call = lfirst_node(RangeTblFunction, lf)->funcexpr;
+                if (call && IsA(call, FuncExpr) && is_sql_function(reinterpret_cast<FuncExpr *>(call)->funcid))
+                    text->sql_function_in_from = true;
+            }
         }
-        return query_tree_walker(q, as_tree_walker(own_entries_walker), context, 0);
+        return query_tree_walker(q, as_tree_walker(text_reads_walker), context, 0);
     }
-    return expression_tree_walker(node, as_tree_walker(own_entries_walker), context);
+    return expression_tree_walker(node, as_tree_walker(text_reads_walker), context);
 }
 
-int64 checks_of(const ObservedReads &reads, Oid relid) {
+const RelationReads *origins_of(const ObservedReads &reads, Oid relid) {
     ListCell *lc;
-    foreach (lc, reads.read_counts) {
-        auto *counted = static_cast<RelationReads *>(lfirst(lc));
-        if (counted->relid == relid) return counted->checks;
+    foreach (lc, reads.origins) {
+        auto *known = static_cast<RelationReads *>(lfirst(lc));
+        if (known->relid == relid) return known;
     }
-    return 0;
+    return nullptr;
 }
 
 }  // namespace
 
-int reads_beyond_own_entries(const ObservedReads &reads, Query *query, const Oid *relids, int nrelids,
-                             RelationPermission *out) {
+int reads_beyond_the_text(const ObservedReads &reads, Query *query, const Oid *relids, int nrelids,
+                          RelationPermission *out) {
     int n = 0;
     for (int i = 0; i < nrelids; i++) {
-        OwnEntries own{relids[i], 0};
-        own_entries_walker(reinterpret_cast<Node *>(query), &own);
-        if (checks_of(reads, relids[i]) <= own.count) continue;
+        const RelationReads *origins = origins_of(reads, relids[i]);
+        if (!origins) continue;
+        TextReads text{relids[i], false, false};
+        text_reads_walker(reinterpret_cast<Node *>(query), &text);
+        bool beyond = origins->elsewhere || (origins->by_own_plan && (!text.names_it || text.sql_function_in_from));
+        if (!beyond) continue;
         ListCell *lc;
         foreach (lc, reads.checks) {
             auto *check = static_cast<RelationPermission *>(lfirst(lc));
@@ -241,6 +275,10 @@ int reads_beyond_own_entries(const ObservedReads &reads, Query *query, const Oid
     }
     return n;
 }
+
+void planning_begins() { planner_depth++; }
+void planning_ends() { planner_depth--; }
+bool planning_in_progress() { return planner_depth > 0; }
 
 LearnedReads learned_reads(const Encoded &statement_key) {
     Learned *l = find(statement_key);

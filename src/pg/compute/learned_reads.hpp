@@ -15,7 +15,8 @@ namespace pgmemo {
 // a memo call was made inside it.
 struct ObservedReads {
     List *checks;  // of RelationPermission *, in context
-    List *read_counts;  // of RelationReads *: checks of each relation, counted one by one
+    List *origins;  // of RelationReads *: which plans checked each relation
+    bool own_plan_started;  // the computation's own plan has been started
     bool memo_call;
     // A parallel worker of the computation ran a statement that reads
     // relations (a user's PARALLEL SAFE function): its checks are not seen
@@ -26,21 +27,32 @@ struct ObservedReads {
     ObservedReads *outer;  // the computation this one runs inside, or nullptr
 };
 
-// How often the executor checked one relation while observed: once per
-// range table entry of every plan it started.
+// Which plans read one relation while observed. The computation's own
+// plan is the first the executor starts outside the planner; every other
+// one (a function's statement, a function folded into a constant while
+// the plan was made) reads "elsewhere".
 struct RelationReads {
     Oid relid;
-    int64 checks;
+    bool by_own_plan;
+    bool elsewhere;
 };
 
-// The checks of the relations among relids that the computation read more
-// often than the analyzed statement's own range table entries name them
-// (a function's statement, or one the planner inlined): those a narrower
-// dependency (a scope, deltas) is sound for only while every read is the
-// text's own (docs/consistency.md, "Functions that read tables"). Into
-// out (room for list_length(reads.checks)); returns how many.
-int reads_beyond_own_entries(const ObservedReads &reads, Query *query, const Oid *relids, int nrelids,
-                             RelationPermission *out);
+// The checks of the relations among relids that were read by more than
+// the text's own range table entries: read elsewhere, or by the own plan
+// without an entry of the text for them (a set-returning SQL function the
+// planner inlined; with one in the text, every relation of the own plan
+// counts). Those a dependency covers only in part (a scope, deltas, ONLY)
+// must be depended on whole (docs/consistency.md, "Functions that read
+// tables"). Into out (room for list_length(reads.checks)); returns how
+// many.
+int reads_beyond_the_text(const ObservedReads &reads, Query *query, const Oid *relids, int nrelids,
+                          RelationPermission *out);
+
+// Plans being made, nested: the planner hook counts them (a plan the
+// executor starts meanwhile is a function folded into a constant).
+void planning_begins();
+void planning_ends();
+bool planning_in_progress();
 
 // Observes from here until end_observing (nested computations push their
 // own). An error in between must call end_observing too (compute.cpp).

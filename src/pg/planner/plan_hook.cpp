@@ -36,12 +36,12 @@ namespace {
 planner_hook_type prev_planner = nullptr;
 ProcessUtility_hook_type prev_process_utility = nullptr;
 
-int planner_depth = 0;  // plans made while planning (a function folded at plan time) are not top level
 // The source text of the prepared statement a top-level EXECUTE runs.
 const char *executing_source = nullptr;
 
 bool top_level(const char *source) {
-    if (planner_depth > 0 || !source) return false;
+    // A plan made while planning (a function folded at plan time) is not top level.
+    if (planning_in_progress() || !source) return false;
     if (source == executing_source) return true;
     return debug_query_string && (source == debug_query_string || strcmp(source, debug_query_string) == 0);
 }
@@ -193,16 +193,16 @@ PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options
     bool serving = serving_registration(parse, source, cursor_options, &s);
     if (s.kept) return s.kept;
     PlannedStmt *stmt;
-    planner_depth++;
+    planning_begins();
     PG_TRY();
     {
         stmt = prev_planner ? prev_planner(parse, source, cursor_options, params)
                             : standard_planner(parse, source, cursor_options, params);
     }
     PG_FINALLY();
-    { planner_depth--; }
+    { planning_ends(); }
     PG_END_TRY();
-    if (stmt->commandType != CMD_SELECT || planner_depth > 0) return stmt;
+    if (stmt->commandType != CMD_SELECT || planning_in_progress()) return stmt;
     // A registration made later must reach this plan if it is kept
     // (a prepared statement): its change to memo.statements invalidates it.
     Oid table = statements_table();
