@@ -229,6 +229,13 @@ SELECT * FROM scored_calls();
 SELECT count(*) FILTER (WHERE team = 3 AND scored_has(2000)) AS truth FROM scored;
 SELECT cache_name, hits, misses FROM memo.stats
  WHERE datname = current_database() AND cache_name IN ('scope.minmax', 'scope.exists_or') ORDER BY 1;
+-- A memo call computed while another statement is planned (a STABLE
+-- function the planner runs for its estimate) tells its own plan too.
+CREATE FUNCTION staff_count_at_plan(t int) RETURNS bigint STABLE LANGUAGE plpgsql
+  AS $$ BEGIN RETURN memo.count('scope.at_plan', 'SELECT * FROM staff WHERE team = $1', ARRAY[t::text]); END $$;
+SELECT count(*) FROM staff WHERE id = staff_count_at_plan(1);
+SELECT misses, bypass_reasons FROM memo.stats
+ WHERE datname = current_database() AND cache_name = 'scope.at_plan';
 
 -- 9. re-watching without scope columns puts every entry back on the table
 SELECT memo.watch('staff', deltas => true);

@@ -75,7 +75,7 @@ snapshot_first() {
 }
 caller_snapshot() {
   mutate "$1/src/pg/compute/compute.cpp" 's/options\.read_only = snapshot != InvalidSnapshot;/options.read_only = true;/' &&
-  mutate "$1/src/pg/compute/compute.cpp" 's/RegisterSnapshot\(GetTransactionSnapshot\(\)\)/RegisterSnapshot(GetActiveSnapshot())/'
+  mutate "$1/src/pg/compute/compute.cpp" 's/call\.as_of \? call\.as_of : GetTransactionSnapshot\(\)/call.as_of ? call.as_of : GetActiveSnapshot()/'
 }
 bump_at_precommit() {
   mutate "$1/src/pg/transaction_events.cpp" \

@@ -195,8 +195,8 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         // A commit in progress would make the result stale as soon as it
         // lands: wait for it (on the first analysis only). What it changed
         // in the catalogs shows below, as invalidations. Not for a
-        // registered statement: its snapshot did not see that commit, so
-        // its result could not be stored after it anyway.
+        // registered statement: its snapshot, older than the wait's end,
+        // could not be stored once the commit lands.
         if (analyses == 1 && wait_for_commits && call.as_of == InvalidSnapshot && storable(*analysis, bypass))
             wait_for_commits_in_progress(analysis->deps, analysis->ndeps);
 

@@ -236,13 +236,13 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         bool allowed = leaving_flight_on_error([&] { return privileges_still_hold(sink.meta, sink.meta_len); });
         if (allowed) {
             unrecorded_pin = 0;  // the flight slot holds it from here
-            sh.stats.add(stats_slot, kDoubleCheckHits);
             publish(FlightState::Done, pinned, 0, nullptr);
             leave_flight();
             // The waiters check the entry for themselves; a registered
             // statement whose snapshot is older computes its own answer.
             if (!answers_as_of_now(call))
                 return compute_and_store(call, key, stats_slot, kBypassStatementSnapshot, nullptr);
+            sh.stats.add(stats_slot, kDoubleCheckHits);
             sh.stats.add(stats_slot, kHits);
             return Result{sink.payload, sink.payload_len};
         }
@@ -468,7 +468,8 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
             leave_flight();
             // The leader's snapshot was newer than a registered statement's
             // older one, whose own answer may be no error at all.
-            if (!answers_as_of_now(call)) return compute_and_store(call, key, stats_slot, kBypassStatementSnapshot, nullptr);
+            if (!answers_as_of_now(call))
+                return compute_and_store(call, key, stats_slot, kBypassStatementSnapshot, nullptr);
             sh.stats.add(stats_slot, kMisses);
             ereport(ERROR, (errcode(settled.error_code), errmsg_internal("%s", settled.message),
                             errdetail("Raised by the computation another backend ran for this cache key.")));

@@ -105,7 +105,7 @@ void observe_checks(const RelationPermission *checks, int n) {
     if (IsParallelWorker()) return note_worker_checks(n);
     if (!observing) return;
     MemoryContext old = MemoryContextSwitchTo(observing->context);
-    bool own_plan = !observing->own_plan_started && planner_depth == 0;
+    bool own_plan = !observing->own_plan_started && planner_depth == observing->planning_depth;
     if (own_plan) observing->own_plan_started = true;
     for (int i = 0; i < n; i++) {
         RelationPermission check = checks[i];
@@ -180,6 +180,7 @@ void begin_observing(ObservedReads *reads) {
     reads->checks = NIL;
     reads->origins = NIL;
     reads->own_plan_started = false;
+    reads->planning_depth = planner_depth;
     reads->memo_call = false;
     reads->worker_statements = false;
     reads->context = CurrentMemoryContext;
@@ -207,20 +208,26 @@ namespace {
 
 // What the text itself reads of one relation: whether a range table entry
 // of it, or of any query inside it (subqueries, CTEs, sublinks), names the
-// relation, and whether it calls a SQL function in FROM, which the planner
-// may inline into the own plan.
+// relation, and whether it calls in FROM a SQL function the planner may
+// inline into the own plan.
 struct TextReads {
     Oid relid;
     bool names_it;
-    bool sql_function_in_from;
+    bool inlinable_function_in_from;
 };
 
-bool is_sql_function(Oid funcid) {
+// Whether the planner may inline a call of funcid in FROM into the plan
+// (inline_set_returning_function's conditions on the function itself): a
+// set-returning SQL function, not VOLATILE, not SECURITY DEFINER, without
+// SET clauses. Any other runs its own plans, whose reads are elsewhere.
+bool inlinable_in_from(Oid funcid) {
     HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
     if (!HeapTupleIsValid(tuple)) return false;
-    bool sql = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple))->prolang == SQLlanguageId;
+    auto *proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
+    bool inlinable = proc->prolang == SQLlanguageId && proc->proretset && !proc->prosecdef &&
+                     proc->provolatile != PROVOLATILE_VOLATILE && heap_attisnull(tuple, Anum_pg_proc_proconfig, nullptr);
     ReleaseSysCache(tuple);
-    return sql;
+    return inlinable;
 }
 
 bool text_reads_walker(Node *node, void *context) {
@@ -237,8 +244,8 @@ bool text_reads_walker(Node *node, void *context) {
             ListCell *lf;
             foreach (lf, rte->functions) {
                 Node *call = lfirst_node(RangeTblFunction, lf)->funcexpr;
-                if (call && IsA(call, FuncExpr) && is_sql_function(reinterpret_cast<FuncExpr *>(call)->funcid))
-                    text->sql_function_in_from = true;
+                if (call && IsA(call, FuncExpr) && inlinable_in_from(reinterpret_cast<FuncExpr *>(call)->funcid))
+                    text->inlinable_function_in_from = true;
             }
         }
         return query_tree_walker(q, as_tree_walker(text_reads_walker), context, 0);
@@ -265,7 +272,7 @@ int reads_beyond_the_text(const ObservedReads &reads, Query *query, const Oid *r
         if (!origins) continue;
         TextReads text{relids[i], false, false};
         text_reads_walker(reinterpret_cast<Node *>(query), &text);
-        bool beyond = origins->elsewhere || (origins->by_own_plan && (!text.names_it || text.sql_function_in_from));
+        bool beyond = origins->elsewhere || (origins->by_own_plan && (!text.names_it || text.inlinable_function_in_from));
         if (!beyond) continue;
         ListCell *lc;
         foreach (lc, reads.checks) {

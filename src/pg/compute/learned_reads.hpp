@@ -17,6 +17,7 @@ struct ObservedReads {
     List *checks;  // of RelationPermission *, in context
     List *origins;  // of RelationReads *: which plans checked each relation
     bool own_plan_started;  // the computation's own plan has been started
+    int planning_depth;     // plans being made when it began (a memo call folded at plan time)
     bool memo_call;
     // A parallel worker of the computation ran a statement that reads
     // relations (a user's PARALLEL SAFE function): its checks are not seen
@@ -40,8 +41,8 @@ struct RelationReads {
 // The checks of the relations among relids that were read by more than
 // the text's own range table entries: read elsewhere, or by the own plan
 // without an entry of the text for them (a set-returning SQL function the
-// planner inlined; with one in the text, every relation of the own plan
-// counts). Those a dependency covers only in part (a scope, deltas, ONLY)
+// planner inlined; with one it may inline in the text, every relation of
+// the own plan counts). Those a dependency covers only in part (a scope, deltas, ONLY)
 // must be depended on whole (docs/consistency.md, "Functions that read
 // tables"). Into out (room for list_length(reads.checks)); returns how
 // many.
