@@ -409,7 +409,10 @@ bool take_shared_result(const Call &call, uint64_t entry, uint32_t stats_slot, L
     *got = sh.store.read_pinned(entry, sink);
     // The check can raise: leave the flight, as on a cancel.
     bool allowed = leaving_flight_on_error(
-        [&] { return *got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len) && answers_as_of_now(call); });
+        [&] {
+            return *got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len) &&
+                   answers_as_of_now(call);
+        });
     leave_flight();
     if (!allowed) return false;
     sh.stats.add(stats_slot, kMisses);

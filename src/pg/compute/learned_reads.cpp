@@ -22,12 +22,12 @@
 extern "C" {
 #include "access/parallel.h"
 #include "catalog/pg_language_d.h"
+#include "catalog/pg_proc.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
 #include "nodes/nodeFuncs.h"
 #include "port/atomics.h"
 #include "storage/shmem.h"
-#include "catalog/pg_proc.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 }
