@@ -6,10 +6,10 @@
 # requests served, computations (memo.stats and, independently,
 # pg_stat_statements with track = all), shared results, p50/p95/p99/max.
 #
-#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby] [--transparent]
-# --transparent: the clients send the count as a plain statement, registered
-# with memo.cache_statement (transparent serving); computations counted in
-# pg_stat_statements are its nested executions.
+#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby] [--registered]
+# --registered: the clients send the count as a plain statement, registered
+# with memo.cache_statement and served by the pg_memo node; computations
+# counted in pg_stat_statements are its nested executions.
 # --standby: the clients read on a streaming hot standby (the primary with
 # pg_memo.standby_records = on); the writes go to the primary; the figures
 # are the standby's.
@@ -18,11 +18,11 @@ set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$SRC/bench/cluster.sh"
 . "$SRC/bench/plot.sh"
-PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0 TRANSPARENT=0
+PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0 REGISTERED=0
 while [ $# -gt 0 ]; do
   case $1 in
     --standby) STANDBY=1; shift ;;
-    --transparent) TRANSPARENT=1; shift ;;
+    --registered) REGISTERED=1; shift ;;
     --pairs) PAIRS=$2; shift 2 ;;
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
@@ -46,8 +46,8 @@ cp "$SRC"/test/pgbench/stampede_*.sql "$BENCH_DIR/" && chown postgres "$BENCH_DI
 READ_SCRIPT=stampede_read.sql
 WARM="SELECT memo.count('stampede', 'SELECT * FROM stampede_items WHERE payload LIKE \$1', '{%7abc%}')"
 PGSS_COMPUTATIONS="query LIKE '%AS pg_memo_count%'"
-if [ "$TRANSPARENT" = 1 ]; then
-  READ_SCRIPT=stampede_read_transparent.sql
+if [ "$REGISTERED" = 1 ]; then
+  READ_SCRIPT=stampede_read_registered.sql
   WARM="SELECT count(*) FROM stampede_items WHERE payload LIKE '%7abc%'"
   PGSS_COMPUTATIONS="NOT toplevel AND query LIKE 'SELECT count(*) FROM stampede_items%'"
   bench_psql -c "SELECT memo.cache_statement(\$\$$WARM\$\$, cache_name => 'stampede')" >/dev/null
@@ -95,7 +95,7 @@ run() {  # $1 = on|off
 
 echo "Machine: $(machine_description)"
 where="on the primary"; [ "$STANDBY" = 1 ] && where="on a streaming hot standby (writes on its primary)"
-[ "$TRANSPARENT" = 1 ] && where="$where, a registered statement (transparent serving)"
+[ "$REGISTERED" = 1 ] && where="$where, a registered statement"
 echo "Uncached hot query: ${uncached_ms} ms. $CLIENTS clients $where, ${SECONDS_PER_RUN}s per run, one committed write per second."
 echo
 echo '| singleflight | requests served | writes | computations (memo.stats) | computations (pg_stat_statements) | shared | hit rate | p50 ms | p95 ms | p99 ms | max ms |'
@@ -107,7 +107,7 @@ done
 
 # The first pair's runs, request by request.
 name=stampede; [ "$STANDBY" = 1 ] && name=stampede_standby
-[ "$TRANSPARENT" = 1 ] && name=${name}_transparent
+[ "$REGISTERED" = 1 ] && name=${name}_registered
 mkdir -p "$PLOT_DIR"
 cat "$BENCH_DIR"/logs_on_1/writes "$BENCH_DIR"/logs_off_1/writes >"$BENCH_DIR/writes_1"
 plot_latency_runs "$PLOT_DIR/$name.png" \

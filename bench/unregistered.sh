@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# What transparent serving costs statements that are not registered
-# (issue 30): pgbench's built-in select-only (-S) and tpcb-like scripts on
-# one server with 1,000 registrations that match none of them, (A) with
-# pg_memo.serve_statements on, (B) off, and (C) the same server restarted
-# without pg_memo preloaded; in each round every configuration in turn.
+# What serving registered statements costs the statements that are not
+# registered (issue 30): pgbench's built-in select-only (-S) and tpcb-like
+# scripts on one server with 1,000 registrations that match none of them,
+# (A) with pg_memo.serve_statements on, (B) off, and (C) the same server
+# restarted without pg_memo preloaded; in each round every configuration in
+# turn.
 # Prints Markdown: TPS per round and the medians of A / B and A / C.
 # With --instructions, the same three configurations counted in
 # instructions per transaction instead (bench/callgrind.sh: one client,

@@ -16,7 +16,7 @@ apt-get update -qq
 # libxml2-dev, libxslt1-dev, uuid-dev, libreadline-dev, zlib1g-dev) and
 # makes a Debian root for 17 (debootstrap). python3-psycopg,
 # python3-sqlalchemy, pgbouncer and node-postgres (npm, into test/clients)
-# are the real clients of test/t/018 (transparent serving).
+# are the real clients of test/t/018 (registered statements).
 apt-get install -y -qq --no-install-recommends \
   postgresql-15 postgresql-server-dev-15 libboost-dev libipc-run-perl \
   cmake g++ make libgtest-dev libbenchmark-dev libxxhash-dev dpkg-dev \

@@ -1,4 +1,4 @@
--- Registered statements (transparent serving, issue 30): memo.cache_statement
+-- Registered statements (issue 30): memo.cache_statement
 -- checks a statement as a miss would analyze it, and who registers it;
 -- memo.statements keeps one row per query identifier.
 \i sql/include/setup.sql

@@ -146,55 +146,49 @@ inline bool compat_check_permissions(const RelationPermission *perms, int n) {
 // PostgreSQL's hook on the permission checks of every plan the executor
 // starts (nested SPI and the statements of functions included), in one
 // form: the plan's relation checks. 16 moved them into a list of
-// RTEPermissionInfo and gave the hook that list. The hook is installed
-// once; it calls the observer only while one is set (during a miss), so
-// every other statement pays one test.
+// RTEPermissionInfo and gave the hook that list. observe is called only
+// when wanted() (during a miss), so every other statement pays one test.
+// _PG_init installs hook, after keeping the hook it replaces in before.
 using RelationChecksObserver = void (*)(const RelationPermission *checks, int n);
-inline RelationChecksObserver compat_relation_checks_observer = nullptr;  // installed once
-inline bool (*compat_relation_checks_wanted)() = nullptr;  // cheap: whether to call the observer now
-inline ExecutorCheckPerms_hook_type compat_prev_check_perms_hook = nullptr;
+template <bool (*wanted)(), RelationChecksObserver observe>
+struct CompatCheckPermsHook {
+    static inline ExecutorCheckPerms_hook_type before = nullptr;
 
 #if PG_VERSION_NUM >= 160000
-inline bool compat_check_perms_hook(List *rtable, List *perminfos, bool ereport_on_violation) {
-    if (!compat_relation_checks_wanted || !compat_relation_checks_wanted())
-        return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, perminfos, ereport_on_violation)
-                                            : true;
-    int n = list_length(perminfos), i = 0;
-    auto *checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (n ? n : 1)));
-    ListCell *lc;
-    foreach (lc, perminfos) {
-        auto *p = lfirst_node(RTEPermissionInfo, lc);
-        checks[i++] = RelationPermission{p->relid, p->checkAsUser, p->requiredPerms, p->selectedCols};
+    static bool hook(List *rtable, List *perminfos, bool ereport_on_violation) {
+        if (wanted()) {
+            int n = list_length(perminfos), i = 0;
+            auto *checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (n ? n : 1)));
+            ListCell *lc;
+            foreach (lc, perminfos) {
+                auto *p = lfirst_node(RTEPermissionInfo, lc);
+                checks[i++] = RelationPermission{p->relid, p->checkAsUser, p->requiredPerms, p->selectedCols};
+            }
+            observe(checks, n);
+            pfree(checks);
+        }
+        return before ? before(rtable, perminfos, ereport_on_violation) : true;
     }
-    compat_relation_checks_observer(checks, n);
-    pfree(checks);
-    return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, perminfos, ereport_on_violation)
-                                        : true;
-}
 #else
-inline bool compat_check_perms_hook(List *rtable, bool ereport_on_violation) {
-    if (!compat_relation_checks_wanted || !compat_relation_checks_wanted())
-        return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, ereport_on_violation) : true;
-    int n = 0;
-    auto *checks = static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(rtable) + 1)));
-    ListCell *lc;
-    foreach (lc, rtable) {
-        auto *rte = lfirst_node(RangeTblEntry, lc);
-        if (rte->rtekind == RTE_RELATION && rte->requiredPerms != 0)
-            checks[n++] = RelationPermission{rte->relid, rte->checkAsUser, rte->requiredPerms, rte->selectedCols};
+    static bool hook(List *rtable, bool ereport_on_violation) {
+        if (wanted()) {
+            int n = 0;
+            auto *checks =
+                static_cast<RelationPermission *>(palloc(sizeof(RelationPermission) * (list_length(rtable) + 1)));
+            ListCell *lc;
+            foreach (lc, rtable) {
+                auto *rte = lfirst_node(RangeTblEntry, lc);
+                if (rte->rtekind == RTE_RELATION && rte->requiredPerms != 0)
+                    checks[n++] =
+                        RelationPermission{rte->relid, rte->checkAsUser, rte->requiredPerms, rte->selectedCols};
+            }
+            observe(checks, n);
+            pfree(checks);
+        }
+        return before ? before(rtable, ereport_on_violation) : true;
     }
-    compat_relation_checks_observer(checks, n);
-    pfree(checks);
-    return compat_prev_check_perms_hook ? compat_prev_check_perms_hook(rtable, ereport_on_violation) : true;
-}
 #endif
-
-inline void compat_install_relation_checks_hook(bool (*wanted)(), RelationChecksObserver observer) {
-    compat_relation_checks_wanted = wanted;
-    compat_relation_checks_observer = observer;
-    compat_prev_check_perms_hook = ExecutorCheckPerms_hook;
-    ExecutorCheckPerms_hook = compat_check_perms_hook;
-}
+};
 
 // This backend's number in the proc array, and that of the leader of the
 // parallel query this process is a worker of (-1 if none). 17 replaced

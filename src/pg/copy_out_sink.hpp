@@ -32,7 +32,7 @@ public:
     }
 
     // With want_stale, a stale entry kept by deltas is copied too, with its
-    // dependencies, for carry_forward (delta_apply.hpp); with want_older, so
+    // dependencies, for carry_forward (compute/carry.hpp); with want_older, so
     // is one whose rows alone moved, for a caller that accepts an older
     // answer (pg_memo.max_staleness, pg_memo.stale_on_error).
     bool want_stale = false;

@@ -37,8 +37,6 @@ constexpr uint32_t kDeltaLock = kPartitions + 2;
 constexpr uint32_t kLockCount = kPartitions + 3;
 constexpr const char *kTrancheName = "pg_memo";
 
-shmem_request_hook_type prev_shmem_request_hook = nullptr;
-shmem_startup_hook_type prev_shmem_startup_hook = nullptr;
 
 class LWLockStoreLocks final : public StoreLocks {
 public:
@@ -97,57 +95,7 @@ Layout region_layout() {
     return l;
 }
 
-void memo_shmem_request() {
-    if (prev_shmem_request_hook) prev_shmem_request_hook();
-    RequestAddinShmemSpace(region_layout().total);
-    RequestNamedLWLockTranche(kTrancheName, kLockCount);
-}
 
-void memo_shmem_startup() {
-    if (prev_shmem_startup_hook) prev_shmem_startup_hook();
-
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    bool found;
-    Layout l = region_layout();
-    char *region = static_cast<char *>(ShmemInitStruct("pg_memo", l.total, &found));
-    char *gens_mem = region + l.gens;
-    char *stats_mem = region + l.stats;
-    char *flights_mem = region + l.flights;
-    char *store_mem = region + l.store;
-    char *deltas_mem = region + l.deltas;
-    StoreConfig cfg = store_config();
-
-    if (!found) {
-        Generations::initialize(gens_mem);
-        StatsTable::initialize(stats_mem, guc_max_cache_names, GetCurrentTimestamp());
-        FlightTable flights = FlightTable::initialize(flights_mem, guc_max_flights);
-        for (uint32_t i = 0; i < flights.size(); i++)
-            ConditionVariableInit(reinterpret_cast<ConditionVariable *>(flights.slot(int32_t(i)).wait_handle));
-        DeltaLog::initialize(deltas_mem, uint64_t(guc_delta_log_size_kb) * 1024);
-        if (!Store::initialize(store_mem, cfg)) {
-            LWLockRelease(AddinShmemInitLock);
-            ereport(FATAL, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-                            errmsg("pg_memo could not lay out its %d kB cache arena", guc_cache_size_kb)));
-        }
-    }
-    store_locks.attach(GetNamedLWLockTranche(kTrancheName));
-    attached = new (shared_storage)
-        Shared{Generations::attach(gens_mem), StatsTable::attach(stats_mem, guc_max_cache_names),
-               Store(store_mem, Generations::attach(gens_mem), StatsTable::attach(stats_mem, guc_max_cache_names),
-                     &store_locks),
-               FlightTable::attach(flights_mem, guc_max_flights), DeltaLog::attach(deltas_mem)};
-    core_memory = CoreRegions{gens_mem, stats_mem, uint32_t(guc_max_cache_names), store_mem};
-    LWLockRelease(AddinShmemInitLock);
-
-    // In the order they were added: warm restart last (module.cpp), as in
-    // the postmaster it restores the cache saved at the last clean shutdown
-    // into what the parts before it set up.
-    char *part = region + l.parts;
-    for (int i = 0; i < nregion_parts; i++) {
-        region_parts[i].attach(part, !found);
-        part += region_parts[i].size();
-    }
-}
 
 // Per-backend memo of stats slots: names are looked up in shared memory once.
 // A remembered slot is used only while its incarnation holds: an idle
@@ -247,11 +195,60 @@ void add_shared_region_part(const SharedRegionPart &part) {
 
 CoreRegions core_regions() { return core_memory; }
 
-void register_shared_memory_hooks() {
-    prev_shmem_request_hook = shmem_request_hook;
-    shmem_request_hook = memo_shmem_request;
-    prev_shmem_startup_hook = shmem_startup_hook;
-    shmem_startup_hook = memo_shmem_startup;
+shmem_request_hook_type shmem_request_before_memo = nullptr;
+shmem_startup_hook_type shmem_startup_before_memo = nullptr;
+
+void request_shared_memory() {
+    if (shmem_request_before_memo) shmem_request_before_memo();
+    RequestAddinShmemSpace(region_layout().total);
+    RequestNamedLWLockTranche(kTrancheName, kLockCount);
 }
+
+void start_shared_memory() {
+    if (shmem_startup_before_memo) shmem_startup_before_memo();
+
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    bool found;
+    Layout l = region_layout();
+    char *region = static_cast<char *>(ShmemInitStruct("pg_memo", l.total, &found));
+    char *gens_mem = region + l.gens;
+    char *stats_mem = region + l.stats;
+    char *flights_mem = region + l.flights;
+    char *store_mem = region + l.store;
+    char *deltas_mem = region + l.deltas;
+    StoreConfig cfg = store_config();
+
+    if (!found) {
+        Generations::initialize(gens_mem);
+        StatsTable::initialize(stats_mem, guc_max_cache_names, GetCurrentTimestamp());
+        FlightTable flights = FlightTable::initialize(flights_mem, guc_max_flights);
+        for (uint32_t i = 0; i < flights.size(); i++)
+            ConditionVariableInit(reinterpret_cast<ConditionVariable *>(flights.slot(int32_t(i)).wait_handle));
+        DeltaLog::initialize(deltas_mem, uint64_t(guc_delta_log_size_kb) * 1024);
+        if (!Store::initialize(store_mem, cfg)) {
+            LWLockRelease(AddinShmemInitLock);
+            ereport(FATAL, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+                            errmsg("pg_memo could not lay out its %d kB cache arena", guc_cache_size_kb)));
+        }
+    }
+    store_locks.attach(GetNamedLWLockTranche(kTrancheName));
+    attached = new (shared_storage)
+        Shared{Generations::attach(gens_mem), StatsTable::attach(stats_mem, guc_max_cache_names),
+               Store(store_mem, Generations::attach(gens_mem), StatsTable::attach(stats_mem, guc_max_cache_names),
+                     &store_locks),
+               FlightTable::attach(flights_mem, guc_max_flights), DeltaLog::attach(deltas_mem)};
+    core_memory = CoreRegions{gens_mem, stats_mem, uint32_t(guc_max_cache_names), store_mem};
+    LWLockRelease(AddinShmemInitLock);
+
+    // In the order they were added: warm restart last (module.cpp), as in
+    // the postmaster it restores the cache saved at the last clean shutdown
+    // into what the parts before it set up.
+    char *part = region + l.parts;
+    for (int i = 0; i < nregion_parts; i++) {
+        region_parts[i].attach(part, !found);
+        part += region_parts[i].size();
+    }
+}
+
 
 }  // namespace pgmemo

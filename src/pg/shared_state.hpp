@@ -2,11 +2,17 @@
 // attached in every backend (layout and locks in shared_state.cpp).
 #pragma once
 
+#include "pg_memo.hpp"
 #include "delta_log.hpp"
 #include "flight.hpp"
 #include "generations.hpp"
 #include "stats.hpp"
 #include "store.hpp"
+
+extern "C" {
+#include "miscadmin.h"
+#include "storage/ipc.h"
+}
 
 namespace pgmemo {
 
@@ -38,9 +44,13 @@ uint32_t stats_slot_for(const char *name, size_t len);
 // while a backend takes part in it.
 void forget_database(Oid dbid);
 
-// Requests the region and the locks, and attaches them at startup; called
-// from _PG_init.
-void register_shared_memory_hooks();
+// shmem_request_hook: requests the region and the locks; shmem_startup_hook:
+// attaches them (initializes them in the postmaster). Installed by
+// _PG_init, each after the hook it replaces, which it calls first.
+extern shmem_request_hook_type shmem_request_before_memo;
+extern shmem_startup_hook_type shmem_startup_before_memo;
+void request_shared_memory();
+void start_shared_memory();
 
 // A part of pg_memo's region that another subsystem owns, laid out after
 // the core's structures in the order the parts were added (in _PG_init,

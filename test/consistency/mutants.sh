@@ -45,15 +45,15 @@ stale_unbounded|older answers|tap test/t/012_older_answers.pl|an older answer se
 restore_moved|warm restart|tap test/t/011_durability_warm_restart.pl|a saved cache restored after the server ran past the shutdown it was saved at ("Warm restart")
 commit_prepared_silent|two-phase commit|tap test/t/014_durability_two_phase.pl|COMMIT PREPARED bumps no counter ("Two-phase commit")
 replay_no_bump|standby records|tap test/t/013_durability_standby_records.pl|a standby'"'"'s replay of a commit bumps no counter ("Hot standby")
-statement_params_unkeyed|registered statements|regress transparent|a registered statement keyed without its parameters ("Registered statements")
-statement_session_options|registered statements|regress transparent|a session'"'"'s pg_memo.max_staleness reaches a registered statement ("Registered statements")
-kept_plan_outlives_ddl|registered statements|regress transparent|a kept plan used after a catalog change to what it reads ("Registered statements")
+statement_params_unkeyed|registered statements|regress registered|a registered statement keyed without its parameters ("Registered statements")
+statement_session_options|registered statements|regress registered|a session'"'"'s pg_memo.max_staleness reaches a registered statement ("Registered statements")
+kept_plan_outlives_ddl|registered statements|regress registered|a kept plan used after a catalog change to what it reads ("Registered statements")
 scope_new_rows_only|scopes|checker|a write bumps the scopes of its new rows only, not of the rows it replaced ("Scopes")
 scope_bumped_at_capture|scopes|checker|a write'"'"'s scope counters bumped when its rows are captured, before its commit is visible ("Scopes")
 scope_column_unseen|scopes|regress scopes|a writer marks its first scope column only, though readers depend on all ("Scopes")
 own_entries_trusted|functions that read tables|regress scopes|a table the text names counts as read only by the text, though a function reads its other scopes ("Functions that read tables")
-statement_snapshot_ignored|registered statements|tap test/t/019_serve_transparent_probes.pl|a registered statement served what holds now, though its portal'"'"'s snapshot is older ("Which snapshot each path uses")
-statement_computed_now|registered statements|regress transparent|a registered statement computed with a new snapshot, not its portal'"'"'s ("Which snapshot each path uses")
+statement_snapshot_ignored|registered statements|tap test/t/019_registered_probes.pl|a registered statement served what holds now, though its portal'"'"'s snapshot is older ("Which snapshot each path uses")
+statement_computed_now|registered statements|regress registered|a registered statement computed with a new snapshot, not its portal'"'"'s ("Which snapshot each path uses")
 '
 field() { awk -F'|' -v n="$2" -v f="$1" '$1 == n { print $f }' <<<"$MUTANT_TABLE"; }
 ALL=$(awk -F'|' 'NF > 1 { print $1 }' <<<"$MUTANT_TABLE" | xargs)
@@ -78,7 +78,7 @@ caller_snapshot() {
   mutate "$1/src/pg/compute/compute.cpp" 's/call\.as_of \? call\.as_of : GetTransactionSnapshot\(\)/call.as_of ? call.as_of : GetActiveSnapshot()/'
 }
 bump_at_precommit() {
-  mutate "$1/src/pg/transaction_events.cpp" \
+  mutate "$1/src/pg/hooks/transaction_events.cpp" \
     's/(\n(\s*)announce_commit\(\);\n)(\s*)break;/$1$2commit_is_visible();\n$2publish_visible_commit();\n$3break;/'
 }
 waiter_no_recheck() {
@@ -86,13 +86,13 @@ waiter_no_recheck() {
     's/(LookupStatus Store::read_pinned\(.*?)\n\s*switch \(gens_\.check\(e->deps\(\), e->ndeps\)\) \{.*?\n\s*\}\n/$1\n/s'
 }
 delta_twice() {
-  mutate "$1/src/pg/deltas/delta_apply.cpp" 's/(\*records = lappend\(\*records, copy\);)/$1 $1/'
+  mutate "$1/src/pg/deltas/delta_evaluate.cpp" 's/(\*records = lappend\(\*records, copy\);)/$1 $1/'
 }
 delta_skipped() {
-  mutate "$1/src/pg/deltas/delta_apply.cpp" 's/for \(uint32_t j = 0; j < n; j\+\+\) \{/for (uint32_t j = 0; j + 1 < n; j++) {/'
+  mutate "$1/src/pg/deltas/delta_evaluate.cpp" 's/for \(uint32_t j = 0; j < n; j\+\+\) \{/for (uint32_t j = 0; j + 1 < n; j++) {/'
 }
 delta_aborted() {
-  mutate "$1/src/pg/deltas/delta_capture.cpp" 's/(void forget_rows_captured_in\(SubTransactionId subid\) \{\n)/$1    return;\n/'
+  mutate "$1/src/pg/invalidate/delta_capture.cpp" 's/(void forget_rows_captured_in\(SubTransactionId subid\) \{\n)/$1    return;\n/'
 }
 names_by_tables_only() {
   mutate "$1/src/pg/invalidate/catalog_changes.cpp" \
@@ -106,7 +106,7 @@ hit_unchecked() {
     's/status == LookupStatus::Hit && privileges_still_hold\((\w+\.)?sink\.meta, (\w+\.)?sink\.meta_len\)/status == LookupStatus::Hit/g'
 }
 error_unchecked() {
-  mutate "$1/src/pg/serve/older_answers.cpp" \
+  mutate "$1/src/pg/compute/remembered_errors.cpp" \
     's/\n\s*if \(!privileges_still_hold\(sink\.meta, sink\.meta_len\)\) return;//'
 }
 stale_unbounded() {
@@ -129,18 +129,18 @@ statement_session_options() {
     's/\n\s*guc_max_staleness_ms = options\.max_staleness_ms;\n\s*guc_stale_on_error_ms = options\.stale_on_error_ms;\n\s*guc_error_ttl_ms = options\.error_ttl_ms;/\n    (void)options;/'
 }
 kept_plan_outlives_ddl() {
-  mutate "$1/src/pg/planner/kept_plans.cpp" \
+  mutate "$1/src/pg/registered/statement_plans.cpp" \
     's/return k\.invalidations == SharedInvalidMessageCounter && k\.registrations == registry_version\(\);/return k.registrations == registry_version();/'
 }
 scope_new_rows_only() {
-  mutate "$1/src/pg/deltas/delta_capture.cpp" 's/\n\s*mark_row_scopes\(t, rel, \*trigdata->tg_trigger, old_copies\);//'
+  mutate "$1/src/pg/invalidate/delta_capture.cpp" 's/\n\s*mark_row_scopes\(t, rel, \*trigdata->tg_trigger, old_copies\);//'
 }
 scope_bumped_at_capture() {
-  mutate "$1/src/pg/deltas/delta_capture.cpp" \
+  mutate "$1/src/pg/invalidate/delta_capture.cpp" \
     's/mark_rows_written\(scope_slot\(t->relid, attnum, hashes\.values\[i\]\)\);/shared_state().gens.bump(scope_slot(t->relid, attnum, hashes.values[i]), 0);/'
 }
 scope_column_unseen() {
-  mutate "$1/src/pg/deltas/delta_capture.cpp" 's/for \(int c = 0; c < columns\.count && !t->any_scope; c\+\+\)/for (int c = 0; c < 1 \&\& c < columns.count \&\& !t->any_scope; c++)/'
+  mutate "$1/src/pg/invalidate/delta_capture.cpp" 's/for \(int c = 0; c < columns\.count && !t->any_scope; c\+\+\)/for (int c = 0; c < 1 \&\& c < columns.count \&\& !t->any_scope; c++)/'
 }
 own_entries_trusted() {
   mutate "$1/src/pg/compute/learned_reads.cpp" 's/bool beyond = origins->elsewhere \|\| /bool beyond = !text.names_it \&\& /'

@@ -29,7 +29,8 @@
 #   allow    a memo call failing with this SQLSTATE also counts as
 #            agreement (a refusal other than 0A000 that is legitimate)
 #   todo     a reason: the probe's failures are reported as TODO
-#   transparent_todo  the same, in the transparent mode only (ADV_TRANSPARENT)
+#   registered_todo  the same, through registered statements only
+#            (ADV_REGISTERED)
 #   uncached a reason: the query is never served from the cache before the
 #            change (a memo call inside it, say). Otherwise (and unless it
 #            must be refused) a warm call must be served from the cache: a
@@ -40,7 +41,7 @@
 #   inert    the change is not expected to change the result (otherwise
 #            the direct result after the commit must differ from the one
 #            before, so that a memo call that kept the old one is caught)
-#   portal   (ADV_TRANSPARENT only) the statement is also read through
+#   portal   (ADV_REGISTERED only) the statement is also read through
 #            portals whose snapshot is taken before W's change or commit
 #            and whose rows are first fetched after it (see "Portals"
 #            below): 1 for cursors (DECLARE ... CURSOR FOR, then FETCH),
@@ -67,10 +68,10 @@
 # probes (most registered, delta probes carried, standby hits) are left
 # out then. ADV_ONLY='^(scope|portal)\.' make installcheck ...
 #
-# ADV_TRANSPARENT (test/t/019): the "memo call" is the probe's query run as
+# ADV_REGISTERED (test/t/019): the "memo call" is the probe's query run as
 # a client runs it, at the top level, registered with memo.cache_statement
-# (transparent serving) under the probe's cache name; the direct query is
-# the same statement right after, planned as without pg_memo
+# under the probe's cache name (a registered statement); the direct query
+# is the same statement right after, planned as without pg_memo
 # (pg_memo.serve_statements = off), both as psql prints them. A query
 # pg_memo cannot cache runs as without pg_memo there, so the probe's
 # refusals become agreements with the direct query.
@@ -84,7 +85,7 @@
 #   commit    W: the change again and COMMIT; R and W compare twice each
 #   after     the follow-up write; R and W compare twice each
 #
-# Portals (portal, ADV_TRANSPARENT): a statement's result must be as of
+# Portals (portal, ADV_REGISTERED): a statement's result must be as of
 # its portal's snapshot, which is taken when the cursor is declared (or
 # the prepared statement executed), not when its rows are first fetched.
 # Portals are opened in pairs, in one transaction: served (planned with
@@ -217,12 +218,12 @@ sub served_check {
 
 # The probe's query as a client sends it (its parameters as literals), the
 # statement registered for it.
-sub transparent_sql { return direct_sql($_[0]); }
+sub statement_sql { return direct_sql($_[0]); }
 
 # Registers it, with the probe's search path and session settings (the
 # identifier depends on what its names resolve to). A statement pg_memo
 # refuses is not registered: it then runs as without pg_memo.
-sub register_transparent {
+sub register_statement {
     my ($node, $p) = @_;
     my $sql = "SET client_min_messages = warning;
 ";
@@ -236,7 +237,7 @@ sub register_transparent {
     for my $o (qw(max_staleness stale_on_error error_ttl)) {
         $options .= ", $o => '$1'" if ($p->{session} // '') =~ /pg_memo\.$o\s*=\s*'([^']+)'/;
     }
-    $sql .= 'SELECT memo.cache_statement($t$' . transparent_sql($p) . '$t$, ' . lit(cache_name($p)) . "$options)";
+    $sql .= 'SELECT memo.cache_statement($t$' . statement_sql($p) . '$t$, ' . lit(cache_name($p)) . "$options)";
     my ($rc) = $node->psql('postgres', $sql);
     return $rc == 0;
 }
@@ -245,7 +246,7 @@ sub register_transparent {
 # 'ERROR <SQLSTATE>'.
 sub run_top_level {
     my ($s, $p) = @_;
-    return run_statement($s, transparent_sql($p));
+    return run_statement($s, statement_sql($p));
 }
 
 # Any statement at the top level (a FETCH, an EXECUTE), the same way.
@@ -264,7 +265,7 @@ sub run_statement {
 
 # The registered statement, and then the same statement planned as without
 # pg_memo (pg_memo.serve_statements = off), one after the other.
-sub compare_transparent {
+sub compare_registered {
     my ($s, $p) = @_;
     my $memo = run_top_level($s, $p);
     run_sql($s, 'SET pg_memo.serve_statements = off', 'serving off');
@@ -298,7 +299,7 @@ sub portal_commands {
 sub open_portals {
     my ($s, $p, $tag) = @_;
     my ($m, $d) = portal_names($tag);
-    my $sql = transparent_sql($p);
+    my $sql = statement_sql($p);
     if (executes($p)) {
         run_sql($s, "PREPARE $m AS $sql", 'PREPARE (served)');
         run_sql($s, "PREPARE $d AS $sql", 'PREPARE (direct)');
@@ -423,7 +424,7 @@ sub open_session {
     # ADV_ERROR_TTL: every session remembers errors; every probe must agree.
     run_sql($s, "SET pg_memo.error_ttl = '$ENV{ADV_ERROR_TTL}'", 'session setup') if $ENV{ADV_ERROR_TTL};
     run_sql($s, $p->{session}, 'session setup') if $p->{session};
-    if ($ENV{ADV_TRANSPARENT}) {
+    if ($ENV{ADV_REGISTERED}) {
         # A top-level error must not end W's transaction (adv_run's
         # exception block does that for the direct query), and its SQLSTATE
         # is what is compared.
@@ -439,8 +440,8 @@ sub compare_in {
     my ($s, $p, $switch_role) = @_;
     become($s, $p) if $switch_role;
     my ($memo, $direct);
-    if ($ENV{ADV_TRANSPARENT}) {
-        ($memo, $direct) = compare_transparent($s, $p);
+    if ($ENV{ADV_REGISTERED}) {
+        ($memo, $direct) = compare_registered($s, $p);
     } else {
         $memo = run_sql($s, wrap(memo_sql($p)), 'memo call');
         $direct = run_sql($s, wrap(direct_sql($p)), 'direct query');
@@ -479,7 +480,7 @@ sub adv_run_probe {
     my @checks;
     my ($r, $w, $c);
     my $before;
-    if ($p->{portal} && !$ENV{ADV_TRANSPARENT}) {
+    if ($p->{portal} && !$ENV{ADV_REGISTERED}) {
         return { phase => 'step', session => '-', memo => '', direct => '', verdict => 'skipped',
                  note => 'a portal probe: registered statements only (memo.list answers as of the call)' };
     }
@@ -496,11 +497,11 @@ sub adv_run_probe {
             $record->($phase, "$session#$i", $m, $d, %o);
         }
     };
-    my $transparent = $ENV{ADV_TRANSPARENT};
-    my %refuse = defined $p->{refuse} && !$transparent ? (must_fail => $p->{refuse}) : ();
-    my %after_change = defined $p->{refuse_after} && !$transparent ? (must_fail => $p->{refuse_after}) : %refuse;
+    my $registered_mode = $ENV{ADV_REGISTERED};
+    my %refuse = defined $p->{refuse} && !$registered_mode ? (must_fail => $p->{refuse}) : ();
+    my %after_change = defined $p->{refuse_after} && !$registered_mode ? (must_fail => $p->{refuse_after}) : %refuse;
     # Portals (see the header): W's and C's transactions, and one pair read.
-    my $portal = $transparent && $p->{portal};
+    my $portal = $registered_mode && $p->{portal};
     my $begin = 'BEGIN' . ($portal && $p->{isolation} ? " ISOLATION LEVEL $p->{isolation}" : '');
     my $portal_check = sub {
         my ($phase, $session, $memo, $direct) = @_;
@@ -530,7 +531,7 @@ sub adv_run_probe {
     };
     eval {
         $node->safe_psql('postgres', "SET client_min_messages = warning;\n$p->{setup}") if $p->{setup};
-        my $registered = $transparent ? register_transparent($node, $p) : 1;
+        my $registered = $registered_mode ? register_statement($node, $p) : 1;
         die "not registered, though a memo call would cache it\n" if !$registered && expects_caching($p);
         $r = open_session($node, $p, 1);
         $w = open_session($node, $p, 0);
@@ -828,7 +829,7 @@ sub adv_report {
         return 0;
     }
     my $failed = 0;
-    local $TODO = $p->{todo} // ($ENV{ADV_TRANSPARENT} ? $p->{transparent_todo} : undef);
+    local $TODO = $p->{todo} // ($ENV{ADV_REGISTERED} ? $p->{registered_todo} : undef);
     for my $k (@order) {
         my @cs = @{ $group{$k} };
         my @bad = grep { $_->{verdict} eq 'mismatch' || $_->{verdict} eq 'broken' } @cs;

@@ -1,6 +1,6 @@
 # The adversarial probes of test/t/008_adversarial_probes.pl, shared with its
 # standby mode (test/t/016_durability_standby_adversarial.pl) and its
-# registered statements (test/t/019_serve_transparent_probes.pl, where the
+# registered statements (test/t/019_registered_probes.pl, where the
 # portal probes run): each a minimal reproduction of a way pg_memo could
 # serve a result the direct query could not return. The probe's fields and
 # the choreography that runs it are in MemoAdversarial.pm; ADV_ONLY=<regex>
@@ -921,7 +921,7 @@ sub adversarial_probes {
 
         # ---------------------------------------------------------------- the search path
         {   name   => 'path.usage_granted_uncovers_schema',
-            transparent_todo => 'registered as the superuser, whose search path finds the hidden schema: the role resolves another table, another identifier, never served (never wrong)',
+            registered_todo => 'registered as the superuser, whose search path finds the hidden schema: the role resolves another table, another identifier, never served (never wrong)',
             role   => 'adv_pu', path => 'adv_hid, public',
             setup  => 'CREATE ROLE adv_pu; CREATE SCHEMA adv_hid;' . tab('public.adv_pg', 3) . tab('adv_hid.adv_pg', 5)
               . ' GRANT SELECT ON public.adv_pg, adv_hid.adv_pg TO adv_pu;',
@@ -1504,7 +1504,7 @@ sub adversarial_probes {
             kind   => 'list', query => 'SELECT x FROM adv_fr3 WHERE x <= adv_fr3n() ORDER BY x', cols => 'x int',
             change => q{UPDATE adv_fr3s SET x = 7 WHERE x = 3;} },
         {   name   => 'func.immutable_sql_srf_inlined',
-            transparent_todo => 'not served through a registration after learning what the inlined function reads (issue 30, open)', learns => 1,
+            registered_todo => 'not served through a registration after learning what the inlined function reads (issue 30, open)', learns => 1,
             setup  => tab('adv_fr4', 5)
               . q{CREATE FUNCTION adv_fr4f() RETURNS SETOF int IMMUTABLE LANGUAGE sql AS 'SELECT x FROM adv_fr4';},
             kind   => 'count', query => 'SELECT * FROM adv_fr4f()',
@@ -1573,7 +1573,7 @@ sub adversarial_probes {
             kind   => 'count', query => 'SELECT * FROM adv_fr13a WHERE k <= 10 * adv_fr13n()',
             change => q{INSERT INTO adv_fr13b VALUES (150);} },
         {   name   => 'func.immutable_reads_parent_of_only',
-            transparent_todo => 'not served through a registration after learning what the function reads (issue 30, open)', learns => 1,
+            registered_todo => 'not served through a registration after learning what the function reads (issue 30, open)', learns => 1,
             setup  => q{CREATE TABLE adv_fr14 (x int); CREATE TABLE adv_fr14c () INHERITS (adv_fr14);
                   INSERT INTO adv_fr14 SELECT generate_series(1, 10); SELECT memo.watch('adv_fr14');
                   CREATE FUNCTION adv_fr14n() RETURNS bigint IMMUTABLE LANGUAGE sql

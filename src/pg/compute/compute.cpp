@@ -21,8 +21,9 @@
 #include "compute/compute.hpp"
 #include "compute/commit_wait.hpp"
 #include "compute/prepared_query.hpp"
-#include "compute/query_errors.hpp"
+#include "query_errors.hpp"
 #include "compute/statement_snapshot.hpp"
+#include "compute/remembered_errors.hpp"
 
 extern "C" {
 #include "access/heaptoast.h"
@@ -50,11 +51,11 @@ extern "C" {
 #include "compute/analysis.hpp"
 #include "invalidate/catalog_changes.hpp"
 #include "compat.hpp"
-#include "deltas/delta_apply.hpp"
+#include "compute/carry.hpp"
 #include "invalidate/write_set.hpp"
 #include "compute/learned_reads.hpp"
 #include "result_format.hpp"
-#include "compute/statement_cache.hpp"
+#include "compute/call_plans.hpp"
 #include "reason_log.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
@@ -246,20 +247,6 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         SPI_finish();
         return r;
     }
-}
-
-// A failed computation's error, stored under the key's error key
-// (remembered_error_key) so that later callers get it without running the
-// query (pg_memo.error_ttl). Only once the analysis is complete and its
-// generations read: the entry is invalidated like a result.
-void remember_error(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const ErrorData *e) {
-    Result r{};
-    r.len = uint32_t(error_result_size(strlen(e->message ? e->message : ""), strlen(e->detail ? e->detail : ""),
-                                       strlen(e->hint ? e->hint : "")));
-    r.payload = static_cast<char *>(palloc(r.len));
-    ResultWriter w(r.payload, r.len);
-    if (w.write_error(e->sqlerrcode, e->message, e->detail, e->hint))
-        store_result(sh, slot, remembered_error_key(key), a, r, nullptr);
 }
 
 Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t slot, Analysis *analysis,

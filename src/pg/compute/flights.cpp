@@ -28,15 +28,15 @@
 //   - No hangs: waits are interruptible and bounded by pg_memo.wait_timeout;
 //     a backend leading a flight never waits on another one; a computation
 //     that re-enters its own key gets an error.
-#include "deltas/delta_apply.hpp"
+#include "compute/carry.hpp"
 #include "compute/flights.hpp"
 #include "invalidate/catalog_changes.hpp"
 #include "compute/compute.hpp"
 #include "copy_out_sink.hpp"
 #include "privileges.hpp"
-#include "compute/query_errors.hpp"
+#include "query_errors.hpp"
 #include "invalidate/write_set.hpp"
-#include "serve/older_answers.hpp"
+#include "compute/remembered_errors.hpp"
 #include "compute/statement_snapshot.hpp"
 #include "compat.hpp"
 

@@ -51,8 +51,6 @@ pg_atomic_uint32 *my_flags() {
     return leader_flags && me >= 0 && me < MaxBackends ? &leader_flags[me] : nullptr;
 }
 
-bool checks_wanted() { return observing != nullptr || IsParallelWorker(); }
-
 void note_worker_checks(int n) {
     if (++worker_plans == 1 || n == 0 || !leader_flags) return;
     int leader = compat_parallel_leader_number();
@@ -99,22 +97,6 @@ void note_origin(List **origins, Oid relid, bool own_plan) {
         found->elsewhere = true;
 }
 
-// The executor is about to start a plan. A check made as the current user
-// inside a SECURITY DEFINER function is made as its owner: recorded so.
-void observe_checks(const RelationPermission *checks, int n) {
-    if (IsParallelWorker()) return note_worker_checks(n);
-    if (!observing) return;
-    MemoryContext old = MemoryContextSwitchTo(observing->context);
-    bool own_plan = !observing->own_plan_started && planner_depth == observing->planning_depth;
-    if (own_plan) observing->own_plan_started = true;
-    for (int i = 0; i < n; i++) {
-        RelationPermission check = checks[i];
-        if (!OidIsValid(check.check_as_user) && GetUserId() != observing->user) check.check_as_user = GetUserId();
-        add_check(&observing->checks, check);
-        note_origin(&observing->origins, check.relid, own_plan);
-    }
-    MemoryContextSwitchTo(old);
-}
 
 // ---- what each statement is known to read ----------------------------------
 
@@ -173,6 +155,25 @@ Learned *place_for_new() {
 }
 
 }  // namespace
+
+bool reads_observed_now() { return observing != nullptr || IsParallelWorker(); }
+
+// The executor is about to start a plan. A check made as the current user
+// inside a SECURITY DEFINER function is made as its owner: recorded so.
+void observe_relation_checks(const RelationPermission *checks, int n) {
+    if (IsParallelWorker()) return note_worker_checks(n);
+    if (!observing) return;
+    MemoryContext old = MemoryContextSwitchTo(observing->context);
+    bool own_plan = !observing->own_plan_started && planner_depth == observing->planning_depth;
+    if (own_plan) observing->own_plan_started = true;
+    for (int i = 0; i < n; i++) {
+        RelationPermission check = checks[i];
+        if (!OidIsValid(check.check_as_user) && GetUserId() != observing->user) check.check_as_user = GetUserId();
+        add_check(&observing->checks, check);
+        note_origin(&observing->origins, check.relid, own_plan);
+    }
+    MemoryContextSwitchTo(old);
+}
 
 bool observing_computation() { return observing != nullptr; }
 
@@ -321,8 +322,6 @@ void learn_reads(const Encoded &statement_key, const RelationPermission *checks,
         l = place_for_new();
     *l = fresh;
 }
-
-void register_read_observer() { compat_install_relation_checks_hook(checks_wanted, observe_checks); }
 
 size_t learned_reads_shared_size() { return mul_size(sizeof(pg_atomic_uint32), size_t(MaxBackends)); }
 

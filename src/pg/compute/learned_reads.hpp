@@ -82,9 +82,16 @@ LearnedReads learned_reads(const Encoded &statement_key);
 // most recent statements).
 void learn_reads(const Encoded &statement_key, const RelationPermission *checks, int n, bool serial_plan);
 
-// Installs the executor hook (from _PG_init); the shared flags a parallel
-// worker raises for its leader (part of pg_memo's region).
-void register_read_observer();
+// The executor's permission checks, observed (ExecutorCheckPerms_hook,
+// installed by _PG_init): reads_observed_now is the hook's one test on
+// every plan (during a miss, or in a parallel worker);
+// observe_relation_checks records a plan's checks.
+bool reads_observed_now();
+void observe_relation_checks(const RelationPermission *checks, int n);
+using ReadObserverHook = CompatCheckPermsHook<reads_observed_now, observe_relation_checks>;
+
+// The shared flags a parallel worker raises for its leader (part of
+// pg_memo's region).
 size_t learned_reads_shared_size();
 void learned_reads_attach(char *mem, bool initialize);
 

@@ -12,9 +12,9 @@ extern "C" {
 #include "invalidate/catalog_changes.hpp"
 #include "deltas/delta_qualify.hpp"
 #include "compute/learned_reads.hpp"
-#include "compute/query_errors.hpp"
+#include "query_errors.hpp"
 #include "compute/scope_reads.hpp"
-#include "compute/statement_cache.hpp"
+#include "compute/call_plans.hpp"
 
 namespace pgmemo {
 
@@ -134,27 +134,17 @@ SPIPlanPtr prepare_text(const char *sql, VarParams *vp, bool types_fixed) {
     return plan;
 }
 
-// A registered statement served transparently must return its rows
+// A registered statement served to an unchanged client must return its rows
 // where it would without pg_memo: a relation its functions were seen to
 // read that a miss refuses (an unwatched table, say) makes it computed and
 // not stored, instead of raising the refusal memo.list raises.
-struct LearnedAnalysis {
-    const Call &call;
-    Query *query;
-    const char *sql;
-    const LearnedReads &learned;
-    Analysis *analysis;
-};
-void analyze_with_learned(void *arg) {
-    auto *a = static_cast<LearnedAnalysis *>(arg);
-    analyze_query(a->query, a->sql, a->call.search_path, a->call.search_path_len, a->learned.checks,
-                  a->learned.n, a->analysis);
-}
 void analyze_learned(const Call &call, Query *query, const char *sql, const LearnedReads &learned,
                      Analysis *analysis) {
-    LearnedAnalysis a{call, query, sql, learned, analysis};
-    if (!call.param_types || learned.n == 0) return analyze_with_learned(&a);
-    ErrorData *refusal = error_of_subtransaction(analyze_with_learned, &a);
+    auto analyze_with_learned = [&] {
+        analyze_query(query, sql, call.search_path, call.search_path_len, learned.checks, learned.n, analysis);
+    };
+    if (!call.param_types || learned.n == 0) return analyze_with_learned();
+    ErrorData *refusal = error_of_subtransaction(analyze_with_learned);
     if (!refusal) return;
     if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
     analyze_query(query, sql, call.search_path, call.search_path_len, nullptr, 0, analysis);

@@ -1,5 +1,6 @@
 // A computation's result (results.hpp).
 #include "compute/results.hpp"
+#include "stored_rows.hpp"
 
 extern "C" {
 #include "access/detoast.h"
@@ -171,14 +172,6 @@ Result received_result(ResultReceiver *rr) {
 }
 
 DestReceiver *receiver_dest(ResultReceiver *rr) { return &rr->pub; }
-
-TupleDesc stored_descriptor(const ResultReader &rd) {
-    TupleDesc desc = CreateTemplateTupleDesc(int(rd.ncolumns()));
-    for (uint32_t i = 0; i < rd.ncolumns(); i++)
-        TupleDescInitEntry(desc, AttrNumber(i + 1), psprintf("column%u", i + 1), rd.columns()[i].type_oid,
-                           rd.columns()[i].typmod, 0);
-    return desc;
-}
 
 namespace {
 

@@ -32,9 +32,6 @@ ResultReceiver *new_receiver(const Call &call, MemoryContext payload_context);
 DestReceiver *receiver_dest(ResultReceiver *rr);
 Result received_result(ResultReceiver *rr);
 
-// The column types of a stored row result, as a descriptor.
-TupleDesc stored_descriptor(const ResultReader &rd);
-
 // Puts the rows of a row result (a payload in ResultReader format) into the
 // tuplestore the call returns (spill->store, begun on first use), converted
 // to the caller's row type when their column types differ (42804 when they

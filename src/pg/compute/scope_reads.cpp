@@ -23,7 +23,7 @@ extern "C" {
 
 #include "compat.hpp"
 #include "counter_slots.hpp"
-#include "invalidate/scopes.hpp"
+#include "invalidate/scope_columns.hpp"
 
 namespace pgmemo {
 

@@ -33,7 +33,6 @@ extern "C" {
 #include "hash.hpp"
 #include "commit_counts.hpp"
 #include "compat.hpp"
-#include "invalidate/write_set.hpp"
 #include "prepared_marks.hpp"
 #include "durability/wal_records.hpp"
 #include "shared_state.hpp"
@@ -223,7 +222,7 @@ void note_inherited_prepared_transactions() {
     PG_END_TRY();
 }
 
-void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *arg) {
+void finish_prepared(const TransactionStmt &stmt, FnRef<void()> finish) {
     char path[MAXPGPATH];
     file_path(MyDatabaseId, stmt.gid, path);
     PreparedMarks marks;
@@ -260,7 +259,7 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
         }
     }
     if (!commit || !(every_counter || found == Found::Marks)) {
-        finish(arg);
+        finish();
         if (found != Found::None) (void)unlink(path);
         return;
     }
@@ -283,7 +282,7 @@ void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *
     if (writing_wal_records()) log_commit_begin(marks.xid, slots, nslots);
     PG_TRY();
     {
-        finish(arg);
+        finish();
     }
     PG_CATCH();
     {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "pg_memo.hpp"
+#include "function_ref.hpp"
 
 extern "C" {
 #include "nodes/parsenodes.h"
@@ -15,7 +16,7 @@ extern "C" {
 
 namespace pgmemo {
 
-// PREPARE TRANSACTION's gid, noted by the utility hook for the pre-prepare
+// PREPARE TRANSACTION's gid, noted by the utility hub for the pre-prepare
 // that follows at the end of the statement; forgotten when the transaction
 // ends (prepared, or not: then its file goes too).
 void note_prepare_gid(const char *gid);
@@ -31,9 +32,9 @@ void save_prepared_marks(TransactionId xid, const uint32_t *slots, uint32_t nslo
 // every counter.
 void note_inherited_prepared_transactions();
 
-// COMMIT PREPARED or ROLLBACK PREPARED: runs `finish` (PostgreSQL's own
-// statement) between the announcement and the bump of the prepared
+// COMMIT PREPARED or ROLLBACK PREPARED (from the utility hub,
+// hooks/utility_events.cpp): runs `finish` (PostgreSQL's own statement) between the announcement and the bump of the prepared
 // transaction's counters.
-void finish_prepared(const TransactionStmt &stmt, void (*finish)(void *), void *arg);
+void finish_prepared(const TransactionStmt &stmt, FnRef<void()> finish);
 
 }  // namespace pgmemo

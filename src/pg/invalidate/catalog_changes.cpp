@@ -2,7 +2,7 @@
 //
 // The protocol is docs/consistency.md, "DDL". In short:
 //   - Every utility statement that can change the catalogs makes its
-//     transaction a bypass from that statement on (ProcessUtility_hook): its
+//     transaction a bypass from that statement on (the utility hub): its
 //     uncommitted catalog state (a trigger disabled for a moment, a
 //     partition attached, a revoked grant) never reaches the cache.
 //   - The object access hook marks altered and dropped relations at once
@@ -61,7 +61,6 @@ extern "C" {
 }
 
 #include "invalidate/write_set.hpp"
-#include "durability/two_phase.hpp"
 #include "invalidate/watch.hpp"
 #include "shared_state.hpp"
 #include "counter_slots.hpp"
@@ -80,8 +79,6 @@ List *created_relations = NIL;  // by this transaction: their drop leaves no nam
 List *created_types = NIL;
 List *changed_constraints = NIL;
 
-object_access_hook_type prev_object_access_hook = nullptr;
-ProcessUtility_hook_type prev_process_utility_hook = nullptr;
 
 // Schemas the parser looked up by a qualified name, while analysis collects
 // them (TopMemoryContext, so that the hook never allocates in a context that
@@ -309,8 +306,12 @@ void note_schema_lookup(Oid schema, void *arg) {
     append_kept(&looked_up_schemas, &looked_up_count, &looked_up_capacity, schema);
 }
 
-void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg) {
-    if (prev_object_access_hook) prev_object_access_hook(access, class_id, object_id, sub_id, arg);
+}  // namespace
+
+object_access_hook_type object_access_before_memo = nullptr;
+
+void note_object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg) {
+    if (object_access_before_memo) object_access_before_memo(access, class_id, object_id, sub_id, arg);
     if (access == OAT_NAMESPACE_SEARCH) {
         note_schema_lookup(object_id, arg);
         return;
@@ -337,6 +338,8 @@ void memo_object_access(ObjectAccessType access, Oid class_id, Oid object_id, in
         if (class_id == NamespaceRelationId) mark(names_slot());
     }
 }
+
+namespace {
 
 // Statements that cannot change the catalogs in a way a query's result or
 // permission could depend on; every other utility statement is DDL here.
@@ -386,18 +389,6 @@ bool leaves_catalogs_alone(Node *stmt) {
 // reports. From the statement on (a memo call inside it included), the
 // transaction uses no cached result and stores none; what it changed is
 // marked from its invalidation messages at pre-commit.
-// The arguments of one ProcessUtility call, to run the next hook with.
-struct UtilityCall {
-    PlannedStmt *pstmt;
-    const char *query_string;
-    bool read_only_tree;
-    ProcessUtilityContext context;
-    ParamListInfo params;
-    QueryEnvironment *query_env;
-    DestReceiver *dest;
-    QueryCompletion *qc;
-};
-
 bool concurrently_option(List *params) {
     ListCell *lc;
     foreach (lc, params) {
@@ -426,39 +417,24 @@ bool commits_in_steps(Node *stmt) {
     }
 }
 
-void run_utility(void *arg) {
-    auto *c = static_cast<UtilityCall *>(arg);
-    if (prev_process_utility_hook)
-        prev_process_utility_hook(c->pstmt, c->query_string, c->read_only_tree, c->context, c->params, c->query_env,
-                                  c->dest, c->qc);
-    else
-        standard_ProcessUtility(c->pstmt, c->query_string, c->read_only_tree, c->context, c->params, c->query_env,
-                                c->dest, c->qc);
+}  // namespace
+
+void note_utility_statement(Node *stmt) {
+    if (!leaves_catalogs_alone(stmt) && IsTransactionState()) changed_catalogs_now = true;
 }
 
-void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool read_only_tree,
-                          ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
-                          DestReceiver *dest, QueryCompletion *qc) {
-    if (!leaves_catalogs_alone(pstmt->utilityStmt) && IsTransactionState()) changed_catalogs_now = true;
-    UtilityCall call{pstmt, query_string, read_only_tree, context, params, query_env, dest, qc};
-    if (IsA(pstmt->utilityStmt, TransactionStmt)) {
-        const auto &stmt = *castNode(TransactionStmt, pstmt->utilityStmt);
-        if (stmt.kind == TRANS_STMT_PREPARE) note_prepare_gid(stmt.gid);
-        if (stmt.kind == TRANS_STMT_COMMIT_PREPARED || stmt.kind == TRANS_STMT_ROLLBACK_PREPARED)
-            return finish_prepared(stmt, run_utility, &call);
-    }
-    if (IsA(pstmt->utilityStmt, DropdbStmt)) {
+void run_utility_statement(Node *stmt, ProcessUtilityContext context, FnRef<void()> run) {
+    if (IsA(stmt, DropdbStmt)) {
         // Its entries could never be hit again, and a later database may
         // get its OID: freed once it is gone (a failed DROP leaves them).
-        Oid dbid = get_database_oid(castNode(DropdbStmt, pstmt->utilityStmt)->dbname, true);
-        run_utility(&call);
+        Oid dbid = get_database_oid(castNode(DropdbStmt, stmt)->dbname, true);
+        run();
         return forget_database(dbid);
     }
-    if (context != PROCESS_UTILITY_TOPLEVEL || IsTransactionBlock() || !commits_in_steps(pstmt->utilityStmt))
-        return run_utility(&call);
+    if (context != PROCESS_UTILITY_TOPLEVEL || IsTransactionBlock() || !commits_in_steps(stmt)) return run();
     utility_depth++;
     PG_TRY();
-    { run_utility(&call); }
+    { run(); }
     PG_CATCH();
     {
         // No later step will commit. Only this backend's list is written.
@@ -469,6 +445,8 @@ void memo_process_utility(PlannedStmt *pstmt, const char *query_string, bool rea
     PG_END_TRY();
     utility_depth--;  // its last step commits next, and marks again (mark_catalog_changes)
 }
+
+namespace {
 
 }  // namespace
 
@@ -540,11 +518,5 @@ const Oid *explicit_namespaces(int *n) {
     return looked_up_schemas;
 }
 
-void register_catalog_hooks() {
-    prev_process_utility_hook = ProcessUtility_hook;
-    ProcessUtility_hook = memo_process_utility;
-    prev_object_access_hook = object_access_hook;
-    object_access_hook = memo_object_access;
-}
 
 }  // namespace pgmemo

@@ -4,11 +4,30 @@
 #pragma once
 
 #include "pg_memo.hpp"
+#include "function_ref.hpp"
+
+extern "C" {
+#include "catalog/objectaccess.h"
+#include "tcop/utility.h"
+}
 
 namespace pgmemo {
 
-// Registers the ProcessUtility and object access hooks; called from _PG_init.
-void register_catalog_hooks();
+// The object access hook (installed by _PG_init) and the one it replaced,
+// called first.
+extern object_access_hook_type object_access_before_memo;
+void note_object_access(ObjectAccessType access, Oid class_id, Oid object_id, int sub_id, void *arg);
+
+// From the utility hub (hooks/utility_events.cpp), for every utility
+// statement: one that can change the catalogs makes its transaction a
+// bypass from here on.
+void note_utility_statement(Node *stmt);
+
+// From the utility hub: runs the statement (run), forgetting a dropped
+// database's entries after DROP DATABASE, and keeping the marks of a
+// top-level statement that commits in steps (CREATE INDEX CONCURRENTLY,
+// ...) for each of its steps.
+void run_utility_statement(Node *stmt, ProcessUtilityContext context, FnRef<void()> run);
 
 // This transaction ran DDL (any utility statement that can change the
 // catalogs: ALTER TABLE, GRANT, CREATE CAST, ...) or created, renamed or

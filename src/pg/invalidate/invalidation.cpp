@@ -42,7 +42,7 @@ Datum pg_memo_invalidation_trigger(PG_FUNCTION_ARGS);
 }
 
 #include "invalidate/catalog_changes.hpp"
-#include "deltas/delta_capture.hpp"
+#include "invalidate/delta_capture.hpp"
 #include "commit_counts.hpp"
 #include "compat.hpp"
 #include "durability/wal_records.hpp"

@@ -10,7 +10,7 @@
 #include "compute/compute.hpp"
 #include "copy_out_sink.hpp"
 #include "privileges.hpp"
-#include "compute/query_errors.hpp"
+#include "query_errors.hpp"
 #include "invalidate/write_set.hpp"
 
 extern "C" {
@@ -37,11 +37,12 @@ Datum pg_memo_list_as_1_2(PG_FUNCTION_ARGS);
 Datum pg_memo_count_1_2(PG_FUNCTION_ARGS);
 }
 
-#include "deltas/delta_apply.hpp"
+#include "compute/carry.hpp"
 #include "compute/learned_reads.hpp"
 #include "compute/statement_snapshot.hpp"
 #include "serve/call_options.hpp"
 #include "serve/older_answers.hpp"
+#include "compute/remembered_errors.hpp"
 #include "serve/serve_statement.hpp"
 #include "durability/wal_records.hpp"
 #include "result_format.hpp"
@@ -62,39 +63,29 @@ bool flights_usable(const Encoded &key) {
     return guc_singleflight && own_writes().count == 0 && flight_allowed(key);
 }
 
-// After a lookup that found no current entry: carry an entry kept by
-// deltas forward, or compute (through a flight when singleflight is on)
-// and store when allowed.
-struct MissPath {
-    const Call &call;
-    const Encoded &key;
-    uint32_t slot;
-    CopyOutSink &sink;
-    LookupStatus status;
-};
-
-Result run_miss_path(void *arg) {
-    MissPath &m = *static_cast<MissPath *>(arg);
+// After a lookup that found no current entry (status, copied into sink):
+// carry an entry kept by deltas forward, or compute (through a flight when
+// singleflight is on) and store when allowed.
+Result miss_path(const Call &call, const Encoded &key, uint32_t slot, CopyOutSink &sink, LookupStatus status) {
     Shared &sh = shared_state();
-    LookupStatus status = m.status;
     // An entry kept by deltas that only needs carrying forward: this call
     // carries it: routing carries through flights cut read throughput to a
     // fifth under 100 writes/s (bench/directory_writes.sh).
-    if (status == LookupStatus::StaleKept) status = carry_and_look_up(m.call, m.key, m.slot, m.sink);
-    if (status == LookupStatus::Hit && privileges_still_hold(m.sink.meta, m.sink.meta_len) &&
-        answers_as_of_now(m.call)) {
-        sh.stats.add(m.slot, kHits);
+    if (status == LookupStatus::StaleKept) status = carry_and_look_up(call, key, slot, sink);
+    if (status == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len) &&
+        answers_as_of_now(call)) {
+        sh.stats.add(slot, kHits);
         last_served = Served::Hit;
-        return Result{m.sink.payload, m.sink.payload_len};
+        return Result{sink.payload, sink.payload_len};
     }
     last_served = Served::Computed;
     // A failure remembered for the key (pg_memo.error_ttl): raised again,
     // as a failed computation would be (stale_on_error may answer it).
-    raise_if_remembered(m.call, m.key, m.slot);
+    raise_if_remembered(call, key, slot);
     bool own_writes_hidden = status == LookupStatus::OwnWrites;
     if (own_writes_hidden) last_served = Served::Bypassed;
-    if (!own_writes_hidden && flights_usable(m.key)) return memoize_in_flight(m.call, m.key, m.slot);
-    return compute_and_store(m.call, m.key, m.slot, own_writes_hidden ? kBypassOwnWrites : kCounterCount, nullptr);
+    if (!own_writes_hidden && flights_usable(key)) return memoize_in_flight(call, key, slot);
+    return compute_and_store(call, key, slot, own_writes_hidden ? kBypassOwnWrites : kCounterCount, nullptr);
 }
 
 // Under max_staleness, with an older answer in the bound: served at once,
@@ -105,23 +96,13 @@ bool serve_or_refresh(const Call &call, const Encoded &key, uint32_t slot, const
     if (!within_bound(older, guc_max_staleness_ms)) return false;
     if (refresh_due(older)) {
         if (!flights_usable(key)) return false;  // no one to refresh it for the others
-        struct Refresh {
-            const Call &call;
-            const Encoded &key;
-            uint32_t slot;
-            const OlderAnswer &older;
-        } refresh{call, key, slot, older};
         // A failed refresh is a failed computation: stale_on_error decides.
-        *out = older_on_error(
-            older, slot,
-            [](void *arg) -> Result {
-                Refresh &r = *static_cast<Refresh *>(arg);
-                Result result{};
-                if (lead_refresh(r.call, r.key, r.slot, &result)) return result;
-                if (serve_older(r.older, r.slot, kStaleHits, &result)) return result;
-                return Result{};  // not readable by this caller: the miss path
-            },
-            &refresh);
+        *out = older_on_error(older, slot, [&]() -> Result {
+            Result result{};
+            if (lead_refresh(call, key, slot, &result)) return result;
+            if (serve_older(older, slot, kStaleHits, &result)) return result;
+            return Result{};  // not readable by this caller: the miss path
+        });
         return out->present();
     }
     return serve_older(older, slot, kStaleHits, out);
@@ -184,8 +165,7 @@ Result memoize(const Call &call) {
     last_served = Served::Older;  // unless the refresh below computes it
     if (older.present && serve_or_refresh(call, key, slot, older, &r)) return r;
     log_state_if_due();  // a primary's sign of life for its standbys
-    MissPath miss{call, key, slot, sink, status};
-    return older_on_error(older, slot, run_miss_path, &miss);
+    return older_on_error(older, slot, [&] { return miss_path(call, key, slot, sink, status); });
 }
 
 // The memoized result with options in place of the session's settings, for

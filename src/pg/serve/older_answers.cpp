@@ -1,13 +1,12 @@
-// Older answers and remembered errors: what a caller may opt into instead
-// of an exact result (older_answers.hpp; docs/consistency.md, "Opting out
-// of exactness").
+// Older answers: what a caller may opt into instead of an exact result
+// (older_answers.hpp; docs/consistency.md, "Opting out of exactness").
+// Remembered errors, the third option, are compute's
+// (compute/remembered_errors.hpp): a flight's leader raises them too.
 #include "serve/older_answers.hpp"
-#include "compute/statement_snapshot.hpp"
 #include "settings.hpp"
-#include "reason_log.hpp"
 #include "shared_state.hpp"
 #include "privileges.hpp"
-#include "compute/query_errors.hpp"
+#include "query_errors.hpp"
 #include "invalidate/write_set.hpp"
 
 extern "C" {
@@ -39,16 +38,6 @@ StatementTimer statement_timer() {
 
 bool statement_timeout_fired(const StatementTimer &t) {
     return t.armed && !get_timeout_active(STATEMENT_TIMEOUT) && GetCurrentTimestamp() >= t.deadline;
-}
-
-// The failures an older answer may replace: the query's own errors, a lock
-// timeout, a statement timeout. Never a cancel, a termination, a shortage
-// of the server's own resources, or a privilege the caller lacks.
-bool older_answer_may_replace(int sqlerrcode, const StatementTimer &timer) {
-    if (sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE) return true;
-    if (sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE) return false;  // the caller's, not the query's
-    if (sqlerrcode == ERRCODE_QUERY_CANCELED) return statement_timeout_fired(timer);
-    return error_belongs_to_query(sqlerrcode);
 }
 
 }  // namespace
@@ -90,28 +79,16 @@ bool serve_older(const OlderAnswer &older, uint32_t stats_slot, Counter counter,
     return true;
 }
 
-namespace {
-struct MissRun {
-    Result (*miss_path)(void *);
-    void *arg;
-    Result result;
-};
-void run_miss(void *run) {
-    auto *r = static_cast<MissRun *>(run);
-    r->result = r->miss_path(r->arg);
-}
-}  // namespace
-
-Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*miss_path)(void *), void *arg) {
-    if (!within_bound(older, guc_stale_on_error_ms)) return miss_path(arg);
+Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, FnRef<Result()> miss_path) {
+    if (!within_bound(older, guc_stale_on_error_ms)) return miss_path();
 
     StatementTimer timer = statement_timer();
-    MissRun run{miss_path, arg, {}};
-    ErrorData *error = error_of_subtransaction(run_miss, &run);
-    if (!error) return run.result;
+    Result result{};
+    ErrorData *error = error_of_subtransaction([&] { result = miss_path(); });
+    if (!error) return result;
 
     Result older_result;
-    if (!older_answer_may_replace(error->sqlerrcode, timer) || !within_bound(older, guc_stale_on_error_ms) ||
+    if (!older_answer_may_replace(error->sqlerrcode, statement_timeout_fired(timer)) || !within_bound(older, guc_stale_on_error_ms) ||
         !serve_older(older, stats_slot, kStaleOnErrorHits, &older_result))
         ReThrowError(error);
     ereport(WARNING,
@@ -123,44 +100,6 @@ Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*mi
                        unpack_sql_state(error->sqlerrcode), error->message),
              errhint("pg_memo.stale_on_error allows this; set it to 0 to get the error instead.")));
     return older_result;
-}
-
-namespace {
-
-// A remembered error older than the caller's error_ttl: the call computes
-// again. Removed, so that the reason is counted once, by the call that
-// removed it (a newer error stored meanwhile has another stamp and stays).
-void forget_outlived_error(const Encoded &error_key, Micros stamped_at, uint32_t stats_slot) {
-    Shared &sh = shared_state();
-    if (!sh.store.remove_stamped(error_key.hash, error_key.key, error_key.key_len, stamped_at)) return;
-    sh.stats.add(stats_slot, kRecomputeErrorExpired);
-    const char *name = cache_name_of(stats_slot);
-    log_reason(name, int(strlen(name)), "remembered error outlived", kRecomputeErrorExpired);
-}
-
-}  // namespace
-
-void raise_if_remembered(const Call &call, const Encoded &key, uint32_t stats_slot) {
-    if (guc_error_ttl_ms <= 0) return;
-    Encoded error_key = remembered_error_key(key);
-    CopyOutSink sink;
-    if (shared_state().store.lookup(error_key.hash, error_key.key, error_key.key_len, own_writes(), sink) !=
-        LookupStatus::Hit)
-        return;
-    ResultReader rd(sink.payload, sink.payload_len);
-    if (!rd.valid() || rd.kind() != ResultKind::Error) return;
-    if (now_micros() - sink.stamped_at >= Micros(guc_error_ttl_ms) * 1000) {
-        forget_outlived_error(error_key, sink.stamped_at, stats_slot);
-        return;
-    }
-    if (!privileges_still_hold(sink.meta, sink.meta_len)) return;
-    if (!answers_as_of_now(call)) return;
-    shared_state().stats.add(stats_slot, kErrorHits);
-    ereport(ERROR, (errcode(rd.error_code()), errmsg_internal("%s", rd.error_message()),
-                    rd.error_detail()[0] ? errdetail_internal("%s", rd.error_detail()) : 0,
-                    rd.error_hint()[0] ? errhint("%s", rd.error_hint()) : 0,
-                    errcontext("pg_memo: error remembered for \"%s\" (pg_memo.error_ttl)",
-                               cache_name_of(stats_slot))));
 }
 
 }  // namespace pgmemo

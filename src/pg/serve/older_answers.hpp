@@ -2,7 +2,8 @@
 // off by default (docs/consistency.md, "Older answers (opting out of exactness)"):
 //   - pg_memo.max_staleness: an older answer while one caller recomputes;
 //   - pg_memo.stale_on_error: an older answer when the recomputation fails;
-//   - pg_memo.error_ttl: the error of a failed computation, remembered.
+//   - pg_memo.error_ttl: the error of a failed computation, remembered
+//     (compute/remembered_errors.hpp, which a flight's leader uses too).
 // An "older answer" is a stored entry that is not current only because rows
 // of its tables changed (no DDL, no name or privilege change), copied by
 // the lookup with the earliest moment its first missed commit can have
@@ -12,6 +13,7 @@
 #include "call.hpp"
 #include "copy_out_sink.hpp"
 #include "compute/results.hpp"
+#include "function_ref.hpp"
 
 namespace pgmemo {
 
@@ -46,16 +48,6 @@ bool serve_older(const OlderAnswer &older, uint32_t stats_slot, Counter counter,
 // Runs miss_path(); under stale_on_error, inside a subtransaction, and when
 // it fails with an error of the query, a lock timeout or a statement
 // timeout, serves older instead (WARNING) if it is still within the bound.
-Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, Result (*miss_path)(void *), void *arg);
-
-// Remembered errors (pg_memo.error_ttl). A computation's error is stored
-// under the key's error key when it belongs to the query itself
-// (compute.cpp). Raises it again, counted in stats_slot, if one is stored
-// for key, current, younger than the caller's error_ttl, and the caller
-// passes the privilege checks of a hit; otherwise returns. One older than
-// the caller's error_ttl is removed (memo.recompute_reasons: error_expired).
-// A registered statement whose snapshot no longer sees the present gets
-// none (compute/statement_snapshot.hpp).
-void raise_if_remembered(const Call &call, const Encoded &key, uint32_t stats_slot);
+Result older_on_error(const OlderAnswer &older, uint32_t stats_slot, FnRef<Result()> miss_path);
 
 }  // namespace pgmemo

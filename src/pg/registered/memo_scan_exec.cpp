@@ -1,0 +1,177 @@
+// The "pg_memo" node's executor side (memo_scan.hpp): its state, made
+// from the plan's private list once that list's shape is checked; at the
+// first row the statement served as a memo.list call (serve_statement),
+// its rows then returned from a tuplestore; EXPLAIN's lines.
+#include "registered/memo_scan.hpp"
+
+extern "C" {
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+}
+
+#include "call.hpp"
+#include "compat.hpp"
+#include "serve/serve_statement.hpp"
+
+namespace pgmemo {
+namespace {
+
+struct MemoScanState {
+    CustomScanState css;
+    const char *text;
+    const char *cache_name;
+    StatementOptions options;
+    bool random_access;
+    bool filled;
+    Served served;
+    Tuplestorestate *store;
+    TupleTableSlot *slot;  // minimal tuples, as the tuplestore gives them
+};
+
+// custom_private's members by name (MemoScanPrivate), each checked for the
+// node type the plan side gives it: a plan is the executor's input, and a
+// wrong one must raise an ERROR in a release build too, not read garbage.
+Node *private_member(List *custom_private, MemoScanPrivate member, NodeTag tag, const char *type) {
+    auto *node = static_cast<Node *>(list_nth(custom_private, member));
+    if (!node || nodeTag(node) != tag)
+        elog(ERROR, "pg_memo: member %d of the pg_memo node's private list is not %s "
+                    "(a plan made by another version of pg_memo)",
+             int(member), type);
+    return node;
+}
+
+const char *private_text(List *custom_private, MemoScanPrivate member) {
+    return strVal(private_member(custom_private, member, T_String, "a String"));
+}
+
+int private_int(List *custom_private, MemoScanPrivate member) {
+    return intVal(private_member(custom_private, member, T_Integer, "an Integer"));
+}
+
+// The statement's parameters as its client bound them, as text that reads
+// back to the same values in any session (portable_texts).
+void read_parameters(ParamListInfo params, Call *call) {
+    int n = params ? params->numParams : 0;
+    auto *types = static_cast<Oid *>(palloc(sizeof(Oid) * (n + 1)));
+    auto *values = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
+    call->param_values = static_cast<Datum *>(palloc(sizeof(Datum) * (n + 1)));
+    call->param_nulls = static_cast<bool *>(palloc(sizeof(bool) * (n + 1)));
+    call->nparams = n;
+    call->param_types = types;
+    for (int i = 0; i < n; i++) {
+        ParamExternData workspace;
+        ParamExternData *p = params->paramFetch ? params->paramFetch(params, i + 1, false, &workspace)
+                                                : &params->params[i];
+        // A parameter the statement never uses may come without a type.
+        types[i] = OidIsValid(p->ptype) ? p->ptype : TEXTOID;
+        call->param_nulls[i] = p->isnull || !OidIsValid(p->ptype);
+        values[i] = p->value;
+    }
+    portable_texts(n, types, values, call->param_nulls, call->param_values);
+}
+
+void fill(MemoScanState *s) {
+    EState *estate = s->css.ss.ps.state;
+    Call call{};
+    call.kind = Kind::List;
+    call.cache_name = cstring_to_text(s->cache_name);
+    call.query = cstring_to_text(s->text);
+    read_parameters(estate->es_param_list_info, &call);
+    call.search_path_len = effective_search_path(call.search_path);
+    // The portal's snapshot, which may be older than this first row (a
+    // cursor fetched later): the rows must be what it sees.
+    call.as_of = estate->es_snapshot;
+    RowSpill spill{estate->es_query_cxt, CurrentResourceOwner, s->slot->tts_tupleDescriptor,
+                   DeclaredBy::Statement, s->random_access, nullptr, nullptr};
+    call.spill = &spill;
+    s->served = serve_statement(call, s->options);
+    s->store = spill.store;
+    s->filled = true;
+}
+
+void begin(CustomScanState *node, EState *estate, int eflags) {
+    auto *s = reinterpret_cast<MemoScanState *>(node);
+    s->random_access = (eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+    s->slot = ExecInitExtraTupleSlot(estate, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor, &TTSOpsMinimalTuple);
+    // EXPLAIN shows the plan PostgreSQL made; it runs only in a computation.
+    Plan *child = outerPlan(node->ss.ps.plan);
+    if (child && ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || estate->es_instrument))
+        outerPlanState(node) = ExecInitNode(child, estate, eflags);
+}
+
+TupleTableSlot *exec(CustomScanState *node) {
+    auto *s = reinterpret_cast<MemoScanState *>(node);
+    CHECK_FOR_INTERRUPTS();
+    if (!s->filled) fill(s);
+    bool forward = ScanDirectionIsForward(node->ss.ps.state->es_direction);
+    if (!tuplestore_gettupleslot(s->store, forward, false, s->slot)) return ExecClearTuple(s->slot);
+    return s->slot;
+}
+
+void end(CustomScanState *node) {
+    auto *s = reinterpret_cast<MemoScanState *>(node);
+    if (outerPlanState(node)) ExecEndNode(outerPlanState(node));
+    if (s->store) tuplestore_end(s->store);
+    s->store = nullptr;
+}
+
+void rescan(CustomScanState *node) {
+    auto *s = reinterpret_cast<MemoScanState *>(node);
+    if (s->store) tuplestore_rescan(s->store);
+}
+
+const char *served_name(Served served) {
+    switch (served) {
+        case Served::Hit: return "hit";
+        case Served::Older: return "older answer";
+        case Served::Computed: return "computed";
+        case Served::Bypassed: return "bypassed";
+    }
+    return "unknown";
+}
+
+void explain(CustomScanState *node, List *, ExplainState *es) {
+    auto *s = reinterpret_cast<MemoScanState *>(node);
+    ExplainPropertyText("Cache", s->cache_name, es);
+    if (es->analyze) ExplainPropertyText("Served", s->filled ? served_name(s->served) : "not run", es);
+}
+
+// Filled by field name: a field a later PostgreSQL adds stays null. No
+// mark/restore, no parallel methods: the node is never parallel safe.
+constexpr CustomExecMethods make_exec_methods() {
+    CustomExecMethods m{};
+    m.CustomName = "pg_memo";
+    m.BeginCustomScan = begin;
+    m.ExecCustomScan = exec;
+    m.EndCustomScan = end;
+    m.ReScanCustomScan = rescan;
+    m.ExplainCustomScan = explain;
+    return m;
+}
+
+constexpr CustomExecMethods memo_scan_exec_methods = make_exec_methods();
+
+}  // namespace
+
+Node *create_memo_scan_state(CustomScan *plan) {
+    List *custom_private = plan->custom_private;
+    if (list_length(custom_private) != kMemoScanPrivateCount)
+        elog(ERROR, "pg_memo: the pg_memo node's private list has %d members, not %d "
+                    "(a plan made by another version of pg_memo)",
+             list_length(custom_private), int(kMemoScanPrivateCount));
+    auto *s = static_cast<MemoScanState *>(palloc0(sizeof(MemoScanState)));
+    NodeSetTag(s, T_CustomScanState);
+    s->css.methods = &memo_scan_exec_methods;
+    s->text = private_text(custom_private, kMemoScanText);
+    s->cache_name = private_text(custom_private, kMemoScanCacheName);
+    s->options.max_staleness_ms = private_int(custom_private, kMemoScanMaxStaleness);
+    s->options.stale_on_error_ms = private_int(custom_private, kMemoScanStaleOnError);
+    s->options.error_ttl_ms = private_int(custom_private, kMemoScanErrorTtl);
+    return reinterpret_cast<Node *>(s);
+}
+
+}  // namespace pgmemo

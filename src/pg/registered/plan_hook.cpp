@@ -1,0 +1,242 @@
+// The planner hook of registered statements (plan_hook.hpp).
+//
+// Which statements it looks at: only those a client sent, planned at the
+// top level (the planner's source text is the one the client's message
+// carried, or the prepared statement's that a top-level EXECUTE runs).
+// Statements of functions, triggers and DO blocks are not: their text
+// names variables a miss could not bind.
+#include "registered/plan_hook.hpp"
+
+#include "call.hpp"
+#include "compat.hpp"
+#include "compute/analysis.hpp"
+#include "compute/learned_reads.hpp"
+#include "query_errors.hpp"
+#include "registered/statement_plans.hpp"
+#include "registered/memo_scan.hpp"
+#include "registered/registrations.hpp"
+#include "registered/statement_text.hpp"
+#include "settings.hpp"
+#include "shared_state.hpp"
+
+#include <cctype>
+
+extern "C" {
+#include "commands/prepare.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "tcop/tcopprot.h"
+#include "tcop/utility.h"
+}
+
+namespace pgmemo {
+namespace {
+
+
+// The source text of the prepared statement a top-level EXECUTE runs.
+const char *executing_source = nullptr;
+
+bool top_level(const char *source) {
+    // A plan made while planning (a function folded at plan time) is not top level.
+    if (planning_in_progress() || !source) return false;
+    if (source == executing_source) return true;
+    return debug_query_string && (source == debug_query_string || strcmp(source, debug_query_string) == 0);
+}
+
+// Whether a registration reads a relation of the query (its subqueries and
+// WITH queries included): the test every SELECT pays.
+bool reads_registered(const Query *query) {
+    ListCell *lc;
+    foreach (lc, query->rtable) {
+        auto *rte = lfirst_node(RangeTblEntry, lc);
+        if (rte->rtekind == RTE_RELATION && registration_reads(rte->relid)) return true;
+        // A view expanded by the rewriter: from PostgreSQL 16 on its
+        // subquery no longer names the view, its entry still does.
+        if (rte->rtekind == RTE_SUBQUERY && OidIsValid(rte->relid) && registration_reads(rte->relid)) return true;
+        if (rte->rtekind == RTE_SUBQUERY && rte->subquery && reads_registered(rte->subquery)) return true;
+    }
+    foreach (lc, query->cteList) {
+        auto *cte = lfirst_node(CommonTableExpr, lc);
+        if (IsA(cte->ctequery, Query) && reads_registered(castNode(Query, cte->ctequery))) return true;
+    }
+    return false;
+}
+
+// The parameter types a query's Params have, by number (0 where unused).
+struct ParamTypes {
+    Oid *types;
+    int n;
+};
+bool collect_param_types(Node *node, void *arg) {
+    auto *p = static_cast<ParamTypes *>(arg);
+    if (!node) return false;
+    if (IsA(node, Param)) {
+        auto *param = castNode(Param, node);
+        if (param->paramkind == PARAM_EXTERN && param->paramid > 0 && param->paramid <= kMaxParams) {
+            if (param->paramid > p->n) {
+                p->types = static_cast<Oid *>(repalloc(p->types, sizeof(Oid) * (param->paramid + 1)));
+                for (int i = p->n; i < param->paramid; i++) p->types[i] = InvalidOid;
+                p->n = param->paramid;
+            }
+            p->types[param->paramid - 1] = param->paramtype;
+        }
+        return false;
+    }
+    if (IsA(node, Query))
+        return query_tree_walker(castNode(Query, node), as_tree_walker(collect_param_types), p, 0);
+    return expression_tree_walker(node, as_tree_walker(collect_param_types), p);
+}
+
+// What a miss would check of the statement, raised as an error in a
+// subtransaction: one SELECT, cacheable; a text cut past a prefix must
+// parse back to the statement planned.
+struct Candidate {
+    Query *query;
+    const char *source;
+    const char *text;
+    bool after_prefix;
+    uint64 query_id;
+};
+
+void check_candidate(Candidate *c) {
+    char *statement = nullptr;
+    check_single_select(c->text, &statement);
+    // White space after the statement (a client's "SELECT ... \n") would
+    // make another key for the same statement.
+    size_t len = strlen(statement);
+    while (len > 0 && isspace(static_cast<unsigned char>(statement[len - 1]))) statement[--len] = '\0';
+    c->text = statement;
+    if (c->after_prefix) {
+        ParamTypes p{static_cast<Oid *>(palloc(sizeof(Oid))), 0};
+        collect_param_types(reinterpret_cast<Node *>(c->query), &p);
+        for (int i = 0; i < p.n; i++)
+            if (!OidIsValid(p.types[i])) p.types[i] = TEXTOID;
+        List *raw = pg_parse_query(statement);
+        Query *again = parse_analyze_fixedparams(linitial_node(RawStmt, raw), statement, p.types, p.n, nullptr);
+        if (planned_query_id(again, statement) != c->query_id)
+            ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                            errmsg("pg_memo could not find the text of the statement")));
+    }
+    Oid path[kMaxSearchPath];
+    int path_len = effective_search_path(path);
+    Analysis analysis{};
+    analyze_query(static_cast<Query *>(copyObjectImpl(c->query)), c->source, path, path_len, nullptr, 0, &analysis);
+}
+
+// A registered statement pg_memo does not serve, counted under its cache
+// name for every planning (memo.bypass_reasons: refused_plans).
+void count_refusal(const Registration &r) {
+    shared_state().stats.add(stats_slot_for(r.cache_name, strlen(r.cache_name)), kRefusedPlans);
+}
+
+// What the planner hook found for a statement.
+struct Serving {
+    Registration registration;  // a copy: planning may read the registry again, which frees what it held
+    const char *text;           // the text it is served by
+    PlannedStmt *kept;          // a plan kept for the text: no check, no planning
+    const char *keep_as;        // otherwise, the text the plan made may be kept under, or nullptr
+    KeptPlanEpoch epoch;        // what a plan or a refusal kept now is valid for
+};
+
+// Whether a registration serves this statement (filling *s). A refusal is
+// kept like a plan, so that a statement planned at every execution is not
+// checked again each time.
+bool serving_registration(Query *parse, const char *source, int cursor_options, Serving *s) {
+    if (!guc_enabled || !guc_serve_statements || parse->commandType != CMD_SELECT || parse->utilityStmt ||
+        !top_level(source) || observing_computation() || !any_registrations() || !reads_registered(parse))
+        return false;
+    Candidate c{parse, source, nullptr, false, 0};
+    c.query_id = compat_query_id(parse, source);
+    const Registration *found = find_registration(c.query_id);
+    if (!found) return false;
+    // A name memo.statements' check should have refused (63 bytes at
+    // most): never served, and planning must not fail for it.
+    if (strlen(found->cache_name) > kMaxCacheNameLen) return false;
+    s->epoch = kept_plan_epoch();
+    s->registration = *found;
+    s->registration.cache_name = pstrdup(found->cache_name);
+    c.text = statement_source(source, parse, &c.after_prefix);
+    if (!c.text) {
+        count_refusal(s->registration);
+        return false;
+    }
+    // EXPLAIN, DECLARE and PREPARE are planned once; EXPLAIN shows the
+    // plan PostgreSQL makes now, which a kept plan does not hold.
+    KeptPlanKey key{c.text, c.query_id, cursor_options};
+    if (!c.after_prefix) {
+        if (find_kept_plan(key, &s->kept)) {
+            if (!s->kept) count_refusal(s->registration);
+            return s->kept != nullptr;
+        }
+        s->keep_as = c.text;
+    }
+    ErrorData *refusal = error_of_subtransaction([&] { check_candidate(&c); });
+    if (refusal) {
+        if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
+        ereport(guc_log_reasons ? guc_log_reasons : DEBUG1,
+                (errmsg_internal("pg_memo does not serve registered statement %s: %s",
+                                         s->registration.cache_name, refusal->message)));
+        count_refusal(s->registration);
+        if (!c.after_prefix) keep_refusal(key, s->epoch);
+        return false;
+    }
+    s->text = c.text;
+    return true;
+}
+
+// A top-level EXECUTE (or EXPLAIN EXECUTE): the prepared statement's source
+// text is the one its plans are made from.
+const char *prepared_source(Node *statement) {
+    if (IsA(statement, ExplainStmt)) statement = castNode(ExplainStmt, statement)->query;
+    if (IsA(statement, Query) && castNode(Query, statement)->utilityStmt)
+        statement = castNode(Query, statement)->utilityStmt;
+    if (!IsA(statement, ExecuteStmt)) return nullptr;
+    PreparedStatement *prepared = FetchPreparedStatement(castNode(ExecuteStmt, statement)->name, false);
+    return prepared ? prepared->plansource->query_string : nullptr;
+}
+
+}  // namespace
+
+planner_hook_type planner_before_memo = nullptr;
+
+PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
+    Serving s{};
+    bool serving = serving_registration(parse, source, cursor_options, &s);
+    if (s.kept) return s.kept;
+    PlannedStmt *stmt;
+    planning_begins();
+    PG_TRY();
+    {
+        stmt = planner_before_memo ? planner_before_memo(parse, source, cursor_options, params)
+                            : standard_planner(parse, source, cursor_options, params);
+    }
+    PG_FINALLY();
+    { planning_ends(); }
+    PG_END_TRY();
+    if (stmt->commandType != CMD_SELECT || planning_in_progress()) return stmt;
+    // A registration made later must reach this plan if it is kept
+    // (a prepared statement): its change to memo.statements invalidates it.
+    Oid table = statements_table();
+    if (OidIsValid(table)) stmt->relationOids = lappend_oid(stmt->relationOids, table);
+    if (serving) {
+        stmt->planTree = memo_scan_over(stmt->planTree, s.registration, s.text);
+        // The child runs only inside a computation, which plans its own.
+        stmt->parallelModeNeeded = false;
+        stmt->jitFlags = 0;
+        if (s.keep_as) keep_plan(KeptPlanKey{s.keep_as, s.registration.query_id, cursor_options}, stmt, s.epoch);
+    }
+    return stmt;
+}
+
+void with_execute_source(Node *stmt, ProcessUtilityContext context, FnRef<void()> run) {
+    const char *saved = executing_source;
+    if (context == PROCESS_UTILITY_TOPLEVEL) executing_source = prepared_source(stmt);
+    PG_TRY();
+    { run(); }
+    PG_FINALLY();
+    { executing_source = saved; }
+    PG_END_TRY();
+}
+
+}  // namespace pgmemo

@@ -1,0 +1,44 @@
+// This backend's copy of its database's registrations (memo.statements):
+// read once, and again only after a change to the table, which its
+// trigger announces as a relcache invalidation (so the planner hook reads
+// no catalog per statement, and a hot standby sees a registration when it
+// replays the commit that made it).
+#pragma once
+
+#include "pg_memo.hpp"
+#include "serve/serve_statement.hpp"
+
+namespace pgmemo {
+
+struct Registration {
+    uint64 query_id;
+    const char *cache_name;  // in the registry's memory
+    StatementOptions options;
+};
+
+// The registration of this query identifier, or nullptr. Reads
+// memo.statements first if it changed since it was read.
+const Registration *find_registration(uint64 query_id);
+
+// Whether a registration reads relid: the planner hook's cheap test before
+// it computes a statement's query identifier.
+bool registration_reads(Oid relid);
+
+// Whether this database has registrations at all.
+bool any_registrations();
+
+// memo.statements in this database, or InvalidOid where pg_memo is not
+// installed. Every plan of a SELECT depends on it, so that a registration
+// reaches statements already prepared (planner hook).
+Oid statements_table();
+
+// Moves whenever the registrations may have changed (a plan kept for a
+// statement holds its registration's name and options as of a version).
+uint64 registry_version();
+
+// The relcache callback (registered by _PG_init): an invalidation of
+// memo.statements (its statement trigger sends one) marks the copy out of
+// date.
+void registrations_out_of_date(Datum arg, Oid relid);
+
+}  // namespace pgmemo

@@ -1,0 +1,183 @@
+# Registered statements with real clients (issue 30): statements run by
+# unchanged applications, each result compared with the same
+# statement where pg_memo serves nothing (pg_memo.serve_statements = off),
+# across writes by another client; and served (hits counted).
+#
+# 1. pgbench in its three modes (simple, extended, prepared);
+# 2. Python with psycopg 3 (server-side prepared after five executions)
+#    and SQL that SQLAlchemy Core generates, registered by the query
+#    identifiers pg_stat_statements shows for them (a DBA's way: psycopg
+#    binds its integers with types of its own choosing);
+# 3. Node.js with node-postgres, named and unnamed statements;
+# 4. the same Python and Node.js clients through PgBouncer in transaction
+#    pooling mode;
+# 5. memo.candidates: the statements by total time, with why each is or is
+#    not cacheable;
+# 6. the application's role: a REVOKE shows at the next statement;
+# 7. a hot standby: a registration made on the primary reaches it with the
+#    commit's replay (a prepared statement there too), its executions are
+#    served, a write on the primary shows at the first read after replay,
+#    and an unregistration stops serving.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use MemoTest;
+
+my $clients = "$FindBin::RealBin/../clients";
+my $python = '/usr/bin/python3';
+my $node = memo_node('clients', init => [allows_streaming => 1],
+                     conf => "shared_preload_libraries = 'pg_memo, pg_stat_statements'\npg_memo.standby_records = on\n");
+$node->safe_psql('postgres', q{
+  CREATE EXTENSION pg_memo;
+  CREATE EXTENSION pg_stat_statements;
+  CREATE TABLE cl_items (id serial PRIMARY KEY, team int NOT NULL, title text);
+  INSERT INTO cl_items (team, title) SELECT g % 4, 'title ' || g FROM generate_series(1, 200) g;
+  SELECT memo.watch('cl_items');
+  CREATE ROLE cl_app LOGIN;
+  GRANT SELECT ON cl_items TO cl_app;
+  SELECT memo.cache_statement('SELECT id, title FROM cl_items WHERE team = $1 ORDER BY id LIMIT $2', 'cl.page');
+  SELECT memo.cache_statement('SELECT id, title FROM cl_items WHERE team = $1 ORDER BY id LIMIT 5', 'cl.bench');
+  SELECT memo.cache_statement('SELECT id, title FROM cl_items WHERE team = 1 ORDER BY id LIMIT 5', 'cl.bench');
+});
+
+sub hits { my ($cache) = @_; return memo_stat($node, $cache, 'coalesce(sum(hits), 0)') || 0 }
+sub connstr { my ($user) = @_; return $node->connstr('postgres') . " user=$user" }
+sub url {
+    my ($user, $host, $port) = @_;
+    return "postgresql://$user\@" . ($host =~ m{^/} ? "/postgres?host=$host&port=$port" : "$host:$port/postgres");
+}
+
+# ---- 1. pgbench, three modes -------------------------------------------------
+my $script = "$PostgreSQL::Test::Utils::tmp_check/cl_bench.sql";
+PostgreSQL::Test::Utils::append_to_file($script, "\\set team random(0, 3)\n"
+    . "SELECT id, title FROM cl_items WHERE team = :team ORDER BY id LIMIT 5;\n");
+for my $mode (qw(simple extended prepared)) {
+    my $before = hits('cl.bench');
+    $node->command_ok(['pgbench', '-n', '-M', $mode, '-c', '2', '-t', '100', '-f', $script, '-U', 'cl_app',
+                       'postgres'], "pgbench -M $mode runs the registered statement");
+    cmp_ok(hits('cl.bench'), '>', $before, "pgbench -M $mode is served from the cache");
+}
+
+# ---- 2. psycopg 3 and SQLAlchemy's SQL, directly ------------------------------
+sub run_client {
+    my ($what, @cmd) = @_;
+    my ($out, $err) = run_command(\@cmd);
+    like($out, qr/checked=[1-9]\d* mismatches=0\b/, "$what: every result is the statement's own")
+      or diag("stdout: $out\nstderr: $err");
+    like($out, qr/errors=0\b/, "$what: no errors") if $out =~ /errors=/;
+}
+my $app = connstr('cl_app');
+my $writer = connstr($node->safe_psql('postgres', 'SELECT current_user'));
+# First as the application runs before anything of it is registered, then
+# registered by the identifiers pg_stat_statements shows for it.
+run_client('psycopg, unregistered', $python, "$clients/psycopg_client.py", $app, $app, $writer, 'direct');
+my $registered = $node->safe_psql('postgres', q{
+  SELECT count(memo.cache_statement(queryid, 'cl.python'))
+    FROM (SELECT DISTINCT queryid FROM pg_stat_statements
+           WHERE query ~ '^SELECT .*cl_items.* = \$1 ORDER BY .*LIMIT \$2$'
+             AND queryid NOT IN (SELECT query_id FROM memo.statements)) q});
+cmp_ok($registered, '>=', 1, 'the Python statements are registered by query identifier');
+my $before = hits('cl.python');
+run_client('psycopg and SQLAlchemy, direct', $python, "$clients/psycopg_client.py", $app, $app, $writer, 'direct');
+cmp_ok(hits('cl.python'), '>', $before, 'psycopg and SQLAlchemy statements are served from the cache');
+
+# ---- 3. node-postgres ---------------------------------------------------------
+my $have_node = -d "$clients/node_modules/pg";
+SKIP: {
+    skip 'node-postgres is not installed (scripts/install-deps.sh installs it)', 2 unless $have_node;
+    my $url = url('cl_app', $node->host, $node->port);
+    $before = hits('cl.page');
+    run_client('node-postgres, direct', 'node', "$clients/node_client.js", $url, $url,
+               url($node->safe_psql('postgres', 'SELECT current_user'), $node->host, $node->port));
+    cmp_ok(hits('cl.page'), '>', $before, 'node-postgres statements are served from the cache');
+}
+
+# ---- 4. through PgBouncer, transaction pooling -------------------------------
+my $bouncer_dir = "$PostgreSQL::Test::Utils::tmp_check/pgbouncer";
+mkdir $bouncer_dir;
+my $bouncer_port = PostgreSQL::Test::Cluster::get_free_port();
+my $superuser = $node->safe_psql('postgres', 'SELECT current_user');
+PostgreSQL::Test::Utils::append_to_file("$bouncer_dir/users.txt", qq{"cl_app" ""\n"$superuser" ""\n});
+PostgreSQL::Test::Utils::append_to_file("$bouncer_dir/pgbouncer.ini", join("\n",
+    '[databases]', 'postgres = host=' . $node->host . ' port=' . $node->port . ' dbname=postgres', '',
+    '[pgbouncer]', 'listen_addr = 127.0.0.1', "listen_port = $bouncer_port", 'unix_socket_dir =',
+    'auth_type = trust', "auth_file = $bouncer_dir/users.txt", 'pool_mode = transaction',
+    'default_pool_size = 2', 'max_client_conn = 20', "logfile = $bouncer_dir/pgbouncer.log",
+    "pidfile = $bouncer_dir/pgbouncer.pid", 'ignore_startup_parameters = extra_float_digits', ''));
+my $bouncer = -x '/usr/sbin/pgbouncer' ? '/usr/sbin/pgbouncer' : 'pgbouncer';
+system($bouncer, '-d', "$bouncer_dir/pgbouncer.ini") == 0 or BAIL_OUT('pgbouncer did not start');
+my $pooled = "host=127.0.0.1 port=$bouncer_port dbname=postgres user=cl_app";
+my $accepting = 0;
+for (1 .. 100) {  # bounded: PgBouncer starts in well under a second
+    last if ($accepting = system('psql', '-XAtq', '-c', 'SELECT 1', $pooled) == 0);
+    select(undef, undef, undef, 0.1);
+}
+ok($accepting, 'PgBouncer accepts connections') or BAIL_OUT('PgBouncer did not accept connections');
+$before = hits('cl.python');
+run_client('psycopg and SQLAlchemy, through PgBouncer', $python, "$clients/psycopg_client.py", $pooled, $app,
+           $writer, 'pooled');
+cmp_ok(hits('cl.python'), '>', $before, 'through PgBouncer, psycopg statements are served from the cache');
+SKIP: {
+    skip 'node-postgres is not installed', 2 unless $have_node;
+    $before = hits('cl.page');
+    run_client('node-postgres, through PgBouncer', 'node', "$clients/node_client.js",
+               url('cl_app', '127.0.0.1', $bouncer_port), url('cl_app', $node->host, $node->port),
+               url($superuser, $node->host, $node->port));
+    cmp_ok(hits('cl.page'), '>', $before, 'through PgBouncer, node-postgres statements are served from the cache');
+}
+my $pid = PostgreSQL::Test::Utils::slurp_file("$bouncer_dir/pgbouncer.pid");
+chomp $pid;
+kill 'TERM', $pid if $pid =~ /^\d+$/;
+
+# ---- 5. finding what to cache: memo.candidates ---------------------------------
+my $candidates = $node->safe_psql('postgres', q{
+  SELECT count(*) FILTER (WHERE registered AND cacheable) || ' ' ||
+         count(*) FILTER (WHERE NOT cacheable AND sqlstate IS NOT NULL)
+    FROM memo.candidates(100) WHERE query LIKE '%cl_items%'});
+like($candidates, qr/^[1-9]\d* /, 'memo.candidates lists the registered statements as cacheable');
+like($node->safe_psql('postgres', q{
+  SELECT sqlstate || ' ' || reason FROM memo.candidates(100) WHERE query LIKE '%pg_stat_statements%' LIMIT 1}),
+  qr/^(0A000|55000) /, 'memo.candidates says why a statement is not cacheable');
+
+# ---- 6. the application's role ------------------------------------------------
+my $page = 'SELECT id, title FROM cl_items WHERE team = 1 ORDER BY id LIMIT 5';
+my ($rc, $out, $err) = $node->psql('postgres', $page, extra_params => ['-U', 'cl_app']);
+is($rc, 0, 'the application role reads the registered statement');
+$node->safe_psql('postgres', 'REVOKE SELECT ON cl_items FROM cl_app');
+($rc, $out, $err) = $node->psql('postgres', $page, extra_params => ['-U', 'cl_app']);
+like($err, qr/permission denied for table cl_items/, 'after REVOKE, its next statement is refused, as without pg_memo');
+
+# ---- 7. a hot standby ----------------------------------------------------------
+$node->safe_psql('postgres', 'GRANT SELECT ON cl_items TO cl_app');
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('clients_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
+sub replayed { $node->wait_for_catchup($standby, 'replay', $node->lsn('insert')) }
+my $count = 'SELECT count(*) FROM cl_items WHERE team = 3';
+my $bg = $standby->background_psql('postgres');
+$bg->query_safe("PREPARE standby_count AS $count");
+$bg->query_safe('EXECUTE standby_count');
+$node->safe_psql('postgres', "SELECT memo.cache_statement('$count', 'cl.standby')");
+$node->safe_psql('postgres', 'SELECT memo.count($$cl.warm$$, $$SELECT 1 FROM cl_items$$, $${}$$)');  # a STATE record
+replayed();
+like($bg->query_safe('EXPLAIN (COSTS OFF) EXECUTE standby_count'), qr/Custom Scan \(pg_memo\)/,
+     'the registration reaches a statement prepared on the standby before it');
+my $truth = $node->safe_psql('postgres', $count);
+is($bg->query_safe('EXECUTE standby_count'), $truth, 'the standby serves the registered statement');
+is($bg->query_safe('EXECUTE standby_count'), $truth, 'and again');
+cmp_ok(memo_stat($standby, 'cl.standby', 'coalesce(sum(hits), 0)') || 0, '>', 0, 'from its cache');
+$node->safe_psql('postgres', q{INSERT INTO cl_items (team, title) VALUES (3, 'replayed')});
+replayed();
+is($bg->query_safe('EXECUTE standby_count'), $truth + 1, 'a write on the primary shows at the first read after replay');
+$node->safe_psql('postgres', "SELECT memo.uncache_statement('$count')");
+replayed();
+unlike($bg->query_safe('EXPLAIN (COSTS OFF) EXECUTE standby_count'), qr/pg_memo/,
+       'an unregistration on the primary stops serving on the standby');
+$bg->quit;
+
+done_testing();
