@@ -25,7 +25,7 @@ constexpr int kMaxParams = 65535;
 enum class DeclaredBy : char {
     ColumnList,       // memo.list(...) AS t(col type, ...)
     RowTypeArgument,  // memo.list_as(NULL::row_type, ...)
-    Statement,        // a registered statement's planned result (planner/)
+    Statement,        // a registered statement's planned result (registered/)
 };
 
 // Where a list's rows go once they outgrow pg_memo.max_result_size (they
@@ -53,7 +53,7 @@ struct Call {
     Oid search_path[kMaxSearchPath];
     int search_path_len;
     RowSpill *spill = nullptr;  // lists: where rows past the bound go
-    // A registered statement served transparently (planner/): the types its
+    // A registered statement (registered/): the types its
     // client bound the parameters with, which the statement is parsed with
     // and keyed on; nullptr for a memo function's call, whose parameters'
     // types are inferred from the text.

@@ -40,7 +40,7 @@ inline uint32_t names_slot() { return Generations::slot_of(MyDatabaseId, Generat
 inline uint32_t roles_slot() { return Generations::slot_of(InvalidOid, GenerationKind::Roles, 0); }
 
 // The rows of relid whose scope column attnum holds the value whose hash is
-// value_hash (scopes.hpp). A collision only shares a counter.
+// value_hash (invalidate/scope_columns.hpp). A collision only shares a counter.
 inline uint32_t scope_slot(Oid relid, AttrNumber attnum, uint32_t value_hash) {
     uint32_t object = hash_combine(hash_combine(uint32_t(relid), uint32_t(attnum)), value_hash);
     return Generations::slot_of(MyDatabaseId, GenerationKind::Scope, object);

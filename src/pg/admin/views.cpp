@@ -1,5 +1,10 @@
 // The monitoring views' functions: memo.stats(), memo.flights(),
 // memo.info(), under 1.0's symbols and 1.1's versioned ones.
+//
+// Locks: memo.flights copies the flight slots under the flight lock
+// (shared; an out-of-memory error there only releases it); memo.info reads
+// the delta log's record count under its lock (shared); statistics and the
+// store's counts are atomics, read without a lock.
 #include "admin/views.hpp"
 #include "call.hpp"
 #include "commit_counts.hpp"

@@ -54,7 +54,7 @@ struct Analysis {
     Uncacheable uncacheable;
     Oid *relids;  // the relations it reads (the text's, and learned ones), palloc'd
     uint32_t nrelids;
-    Oid delta_relid;  // the table deltas can keep an entry for, or InvalidOid (delta_apply.hpp)
+    Oid delta_relid;  // the table deltas can keep an entry for, or InvalidOid (compute/carry.hpp)
     // When the generations in deps were read (0 until then): every commit the
     // result misses became visible after it (EntryParts::stamped_at).
     TimestampTz stamped_at;

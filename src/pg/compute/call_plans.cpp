@@ -1,4 +1,4 @@
-// This backend's prepared statements (see statement_cache.hpp).
+// This backend's prepared statements (call_plans.hpp).
 //
 // Why reuse is exact: the analysis and the plan depend on the catalogs, the
 // search path, the role and the settings that change what the text means.

@@ -1,7 +1,8 @@
-// This backend's plans of memo calls' statements: the text of a memo call parsed,
-// analyzed and planned once, and reused by later misses of any key with the
-// same text, settings and search path while no invalidation message has
-// arrived since the analysis (docs/architecture.md, "The miss path").
+// This backend's plans of memo calls' statements: the text of a memo call
+// parsed, analyzed and planned once, and reused by later misses of any key
+// with the same text, settings and search path while no invalidation
+// message has arrived since the analysis (docs/architecture.md, "The miss
+// path"). Registered statements' plans are registered/statement_plans.hpp.
 #pragma once
 
 #include "compute/analysis.hpp"
@@ -21,8 +22,9 @@ struct PreparedStatement {
     Analysis analysis;        // dependency slots, privilege checks, uncacheable
     uint64 invalidations_at;  // SharedInvalidMessageCounter before the analysis
     MemoryContext context;    // lives as long as the statement
-    // What deltas built to evaluate row versions against the query
-    // in a child context of context; nullptr until then.
+    // What deltas built to evaluate row versions against the query, in a
+    // child context of context (deltas/delta_evaluate.hpp); nullptr until
+    // then.
     mutable DeltaEvaluator *delta_evaluator;
 };
 

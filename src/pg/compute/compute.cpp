@@ -16,8 +16,12 @@
 //      stored only if it still sees what a new one would
 //      (statement_snapshot.hpp);
 //   7. a result that deltas may keep is settled: marked exact at its stamp
-//      when the commits its snapshot saw are known (delta_apply.hpp);
+//      when the commits its snapshot saw are known (compute/carry.hpp);
 //   8. store the entry with the generations of 4 (or as settled).
+//
+// Locks: none held while the query runs. Generations are read as atomics;
+// storing takes the store's LWLocks inside core calls, which raise no
+// ERROR (architecture.md, "Locking protocol").
 #include "compute/compute.hpp"
 #include "compute/commit_wait.hpp"
 #include "compute/prepared_query.hpp"
@@ -224,7 +228,7 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
             analysis->uncacheable = Uncacheable::StatementSnapshot;
 
         // A result deltas may keep must know its snapshot: which commits it
-        // contains (delta_apply.cpp). The same snapshot either way.
+        // contains (compute/carry.cpp). The same snapshot either way.
         // SPI takes its own snapshot after the plan's locks; so must this
         // one (the query reads that one table): a snapshot taken before
         // waiting out a TRUNCATE would read the new, empty file.

@@ -15,6 +15,11 @@
 // (docs/consistency.md, "Generations before the snapshot"); these are known
 // only after it. The computation that finds one stores nothing; the next
 // analysis of the statement adds them like relations the text names.
+//
+// Locks: none. A parallel worker tells its leader that it ran statements of
+// its own through the leader's flag in shared memory, a 32-bit atomic
+// (fetch-or by workers, fetch-and by the leader when its miss ends);
+// everything else observed is this backend's own.
 #include "compute/learned_reads.hpp"
 #include "shared_state.hpp"
 #include "counter_slots.hpp"

@@ -15,7 +15,7 @@ namespace pgmemo {
 // Sets analysis->scopes for query (the analyzed statement, a count's
 // wrapper), or leaves none: a table each of whose reads (at most
 // Analysis::kMaxScopeRules) is in a selection whose WHERE pins a scope
-// column (scopes.hpp) to values of parameters or constants.
+// column (invalidate/scope_columns.hpp) to values of parameters or constants.
 void find_scopes(Query *query, Analysis *analysis);
 
 // For one call: the table's Relation stamp becomes the entry's carry

@@ -38,7 +38,7 @@ namespace {
 
 // The query's expressions, ready to evaluate row versions. Two kinds:
 //   - generic: the call's parameters are bound at each use (start_use).
-//     Kept with the statement (statement_cache.hpp) for the next carry of
+//     Kept with the statement (compute/call_plans.hpp) for the next carry of
 //     any of its keys (every function it calls is a built-in one:
 //     delta_relation), or built for one use when the statement is not kept.
 //   - folded: one call's parameters folded in as constants, as a custom

@@ -10,6 +10,11 @@
 // transaction id, and a COMMIT PREPARED uses it only while that
 // transaction is still prepared (in progress), with the same gid and
 // database. PREPARE of a transaction that marked nothing writes nothing.
+//
+// Locks: none of pg_memo's. COMMIT PREPARED announces and bumps the
+// generation counters, which are atomics; the state file is this
+// backend's while it writes or reads it (its gid is the prepared
+// transaction's, which one session at a time can finish).
 #include "durability/two_phase.hpp"
 
 extern "C" {

@@ -12,7 +12,7 @@
 //                 transaction's state file (two_phase.hpp); an apply
 //                 worker's PREPARED record
 //   COMMIT        the bump is due (below); the PREPARE's gid forgotten;
-//                 statements released (statement_cache.hpp)
+//                 statements released (compute/call_plans.hpp)
 //   resource release, lock phase, top level, after a COMMIT: the bump
 //                 (with the delta records), the announcement withdrawn,
 //                 dropped tables' entries freed, the transaction forgotten

@@ -21,10 +21,16 @@
 // Otherwise the counter is bumped without a record, which every reader
 // treats as "anything may have changed": today's table-level invalidation.
 //
-// A table with scope columns (scopes.hpp) also has, for each captured row,
+// A table with scope columns (invalidate/scope_columns.hpp) also has, for each captured row,
 // old and new alike, the counter of each value its scope columns hold
 // marked as the rows are captured; a write whose rows are not all captured
 // marks the table's AnyScope counter at pre-commit instead.
+//
+// Locks: the delta log's LWLock, exclusive, to write a record at
+// pre-commit and to bump a counter together with publishing its record at
+// commit; held over no call that can raise and never with another
+// pg_memo lock (docs/architecture.md, "Locking protocol"). The captured
+// rows are this backend's own.
 #include "invalidate/delta_capture.hpp"
 
 extern "C" {
@@ -66,7 +72,7 @@ struct RowWrites {
     uint64 bytes;  // DeltaRowWriter::row_space of every row
     bool reserved;
     uint64 position;  // of the reserved record
-    bool scoped;        // it has scope columns (scopes.hpp)
+    bool scoped;        // it has scope columns (invalidate/scope_columns.hpp)
     int scopes_marked;  // Scope counters marked for it
     bool any_scope;     // its AnyScope counter is marked
 };

@@ -1,4 +1,4 @@
-// Scope columns and the hashes of their values (scopes.hpp).
+// Scope columns and the hashes of their values (invalidate/scope_columns.hpp).
 #include "invalidate/scope_columns.hpp"
 
 extern "C" {

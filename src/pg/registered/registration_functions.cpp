@@ -1,9 +1,9 @@
-// Registered statements (transparent serving, issue 30): memo.cache_statement
+// Registered statements (issue 30): memo.cache_statement
 // and memo.uncache_statement keep memo.statements, one row per statement by
 // PostgreSQL's query identifier. A statement is registered only if a miss
 // would cache it (one SELECT over watched tables, nothing refused) and by a
 // superuser or the owner of every relation it reads; registering changes no
-// privilege. The planner's side is planner/README.md's plan.
+// privilege. The planner's side is registered/README.md.
 #include "call.hpp"
 #include "shared_state.hpp"
 #include "compat.hpp"

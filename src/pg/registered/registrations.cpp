@@ -1,4 +1,4 @@
-// This backend's copy of its database's registrations (registry.hpp).
+// This backend's copy of its database's registrations (registrations.hpp).
 #include "registered/registrations.hpp"
 #include "serve/call_options.hpp"
 

@@ -1,4 +1,4 @@
-// Plans of registered statements kept by their text (kept_plans.hpp).
+// Plans of registered statements kept by their text (statement_plans.hpp).
 #include "registered/statement_plans.hpp"
 
 #include "call.hpp"

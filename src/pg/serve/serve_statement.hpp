@@ -1,5 +1,5 @@
 // A registered statement's execution served as a memo.list call
-// (planner/memo_scan.cpp): the same hit, miss, flight, deltas and older
+// (registered/memo_scan_exec.cpp): the same hit, miss, flight, deltas and older
 // answers, with the registration's options in place of the session's.
 #pragma once
 
