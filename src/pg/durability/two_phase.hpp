@@ -33,8 +33,9 @@ void save_prepared_marks(TransactionId xid, const uint32_t *slots, uint32_t nslo
 void note_inherited_prepared_transactions();
 
 // COMMIT PREPARED or ROLLBACK PREPARED (from the utility hub,
-// hooks/utility_events.cpp): runs `finish` (PostgreSQL's own statement) between the announcement and the bump of the prepared
-// transaction's counters.
+// hooks/utility_events.cpp): runs `finish` (PostgreSQL's own statement)
+// between the announcement and the bump of the prepared transaction's
+// counters.
 void finish_prepared(const TransactionStmt &stmt, FnRef<void()> finish);
 
 }  // namespace pgmemo

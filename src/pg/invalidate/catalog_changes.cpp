@@ -446,10 +446,6 @@ void run_utility_statement(Node *stmt, ProcessUtilityContext context, FnRef<void
     utility_depth--;  // its last step commits next, and marks again (mark_catalog_changes)
 }
 
-namespace {
-
-}  // namespace
-
 void catalog_changes_subtransaction_aborted() { collecting_schemas = false; }  // an error during analysis
 
 bool transaction_changed_catalogs() { return changed_catalogs_now; }
