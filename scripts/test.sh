@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of pg_memo: the core's unit tests (ctest), the check that
-# no modules include each other in a cycle (scripts/check-includes.pl), then the
-# pg_regress suites (sql, expected) and TAP suites (test/t) on
-# temporary instances, then pg_memo_directory's suites (directory/sql),
-# then that every mutant of test/consistency/mutants.sh still applies and
+# no modules or folders include each other in a cycle
+# (scripts/check-includes.pl), then the pg_regress suites (sql, expected)
+# and TAP suites (test/t) on temporary instances, then pg_memo_directory's
+# suites (directory/sql), then that every mutant of test/consistency/mutants.sh still applies and
 # compiles, the Prometheus exporter's metrics (scripts/test-exporter.sh), the
 # Debian package (scripts/build-deb.sh: built from the tracked files,
 # installed, its pg_regress suites run against it), and PostgreSQL's own
@@ -36,7 +36,7 @@ else
 fi
 
 # --- the modules include no cycle -------------------------------------------
-section "include cycles (scripts/check-includes.pl)"
+section "include cycles among modules and folders (scripts/check-includes.pl)"
 if perl "$SRC/scripts/check-includes.pl"; then count 1 0; else count 0 1; fi
 
 # --- 2. the extension, on temporary instances ------------------------------
