@@ -3,8 +3,8 @@
 # no modules or folders include each other in a cycle
 # (scripts/check-includes.pl), then the pg_regress suites (sql, expected)
 # and TAP suites (test/t) on temporary instances, then pg_memo_directory's
-# suites (directory/sql), then that every mutant of test/consistency/mutants.sh still applies and
-# compiles, the Prometheus exporter's metrics (scripts/test-exporter.sh), the
+# suites (directory/sql), then that every mutant of
+# test/consistency/mutants.sh still applies and compiles, the Prometheus exporter's metrics (scripts/test-exporter.sh), the
 # Debian package (scripts/build-deb.sh: built from the tracked files,
 # installed, its pg_regress suites run against it), and PostgreSQL's own
 # regression suite with and without pg_memo preloaded
