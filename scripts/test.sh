@@ -5,10 +5,11 @@
 # and TAP suites (test/t) on temporary instances, then pg_memo_directory's
 # suites (directory/sql), then that every mutant of
 # test/consistency/mutants.sh still applies and compiles, the Prometheus
-# exporter's metrics (scripts/test-exporter.sh), the Debian package (scripts/build-deb.sh: built from the tracked files,
-# installed, its pg_regress suites run against it), and PostgreSQL's own
-# regression suite with and without pg_memo preloaded
-# (scripts/pg-regress-compare.sh, counted as one test).
+# exporter's metrics (scripts/test-exporter.sh), the Debian package
+# (scripts/build-deb.sh: built from the tracked files, installed, its
+# pg_regress suites run against it), and PostgreSQL's own regression suite
+# with and without pg_memo preloaded (scripts/pg-regress-compare.sh,
+# counted as one test).
 # Run as root after scripts/install-deps.sh. Ends with "N passed, N failed";
 # exits non-zero on any failure.
 set -uo pipefail
