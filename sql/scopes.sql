@@ -246,3 +246,41 @@ UPDATE staff SET name = 'x' WHERE id = 2;
 SELECT staff_team_count(1);
 SELECT * FROM scope_counters('scope.team');
 SELECT staff_mismatches();
+
+-- 10. scopes across types: a value of another type of the column's hash
+--     family (an int4 or int2 against a bigint column, an int8 against an
+--     int4 one, text against varchar) scopes the entry as the column's own
+--     type does
+CREATE TABLE ledger (id int PRIMARY KEY, owner bigint, n int, code varchar(10), amount int);
+INSERT INTO ledger SELECT g, g % 5, g % 3, 'c' || (g % 4), g FROM generate_series(1, 60) g;
+SELECT memo.watch('ledger', deltas => true, scope_columns => '{owner, n, code}');
+CREATE FUNCTION ledger_calls() RETURNS TABLE (name text, cached bigint, truth bigint) LANGUAGE sql AS $$
+  SELECT 'int4 parameter', memo.count('cross.int4', 'SELECT * FROM ledger WHERE owner = $1::int4', '{1}'),
+         (SELECT count(*) FROM ledger WHERE owner = 1)
+  UNION ALL SELECT 'int4 literal', memo.count('cross.literal', 'SELECT * FROM ledger WHERE owner = 1', '{}'),
+         (SELECT count(*) FROM ledger WHERE owner = 1)
+  UNION ALL SELECT 'int2 parameter', memo.count('cross.int2', 'SELECT * FROM ledger WHERE owner = $1::int2', '{1}'),
+         (SELECT count(*) FROM ledger WHERE owner = 1)
+  UNION ALL SELECT 'int4 array', memo.count('cross.array', 'SELECT * FROM ledger WHERE owner = ANY ($1::int4[])', '{"{1,3}"}'),
+         (SELECT count(*) FROM ledger WHERE owner IN (1, 3))
+  UNION ALL SELECT 'int8 on int4', memo.count('cross.int8', 'SELECT * FROM ledger WHERE n = $1::int8', '{1}'),
+         (SELECT count(*) FROM ledger WHERE n = 1)
+  UNION ALL SELECT 'int8 past int4', memo.count('cross.past', 'SELECT * FROM ledger WHERE n = 3000000000', '{}'), 0
+  UNION ALL SELECT 'text on varchar', memo.count('cross.text', 'SELECT * FROM ledger WHERE code = $1::text', '{c1}'),
+         (SELECT count(*) FROM ledger WHERE code = 'c1')
+$$;
+SELECT * FROM ledger_calls();
+SELECT memo.reset_stats();
+-- another owner, n and code: every entry above stays a plain hit (not
+-- carried: an entry left on the table's counter would be)
+UPDATE ledger SET amount = amount + 1 WHERE id = 2;   -- owner 2, n 2, code c2
+SELECT name, cached = truth AS exact FROM ledger_calls();
+SELECT n AS cache_name, c.* FROM unnest(ARRAY['cross.array', 'cross.int2', 'cross.int4', 'cross.int8',
+       'cross.literal', 'cross.past', 'cross.text']) n, scope_counters(n) c ORDER BY 1;
+-- their own scopes: computed or carried again, and exact
+UPDATE ledger SET owner = 1, n = 1, code = 'c1' WHERE id = 2;
+DELETE FROM ledger WHERE id = 3;                       -- owner 3
+SELECT name, cached = truth AS exact FROM ledger_calls();
+SELECT cache_name, computations + carried AS recomputed_or_carried FROM memo.stats s,
+       LATERAL (SELECT s.delta_kept + s.delta_corrected AS carried) c
+ WHERE datname = current_database() AND cache_name LIKE 'cross.%' ORDER BY 1;

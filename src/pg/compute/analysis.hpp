@@ -31,10 +31,12 @@ struct ScopeRule {
     // Where a value comes from: a parameter (its number; an array of values
     // or one) or a constant, hashed when the statement was analyzed.
     struct Source {
-        int16 paramid;  // 0: a constant
-        bool is_array;  // the parameter holds an array of the values
-        Oid type;       // the parameter's type
-        uint32 hash;    // a constant's
+        int16 paramid;    // 0: a constant
+        bool is_array;    // the parameter holds an array of the values
+        Oid type;         // the parameter's type
+        uint32 hash;      // a constant's
+        Oid hashed_as;    // the type each value is hashed as: the column's, or
+                          // another of its hash family (scope_value_hasher)
     };
     Oid relid = InvalidOid;  // InvalidOid: no scope
     AttrNumber attnum = 0;

@@ -66,9 +66,18 @@ bool uses_walker(Node *node, void *context) {
     return expression_tree_walker(node, as_tree_walker(uses_walker), context);
 }
 
+// A value as the operator reads it, past relabelings: a varchar read as
+// text is the same datum.
+Node *strip_relabel(Node *node) {
+    while (node && IsA(node, RelabelType)) node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
+    return node;
+}
+
 // The table's column the conjunct pins, as the scope needs it: a plain
-// Var of this selection's entry, of the column's own type.
+// Var of this selection's entry (relabeled or not: a varchar column
+// compared as text).
 bool is_scope_var(Node *node, Index rtindex, const ScopeColumns &columns, AttrNumber *attnum) {
+    node = strip_relabel(node);
     if (!node || !IsA(node, Var)) return false;
     auto *v = reinterpret_cast<Var *>(node);
     if (v->varno != int(rtindex) || v->varlevelsup != 0 || !columns.contains(v->varattno)) return false;
@@ -76,18 +85,18 @@ bool is_scope_var(Node *node, Index rtindex, const ScopeColumns &columns, AttrNu
     return true;
 }
 
-// Whether opno is the equality the scope's hash agrees with.
-bool is_scope_equality(Oid opno, const ScopeHasher &h) { return opno == h.equality; }
-
-// Adds the values of a constant (hashed now) or a parameter (per call) of
-// type type; as_array: it holds an array of them. needs_every: a null
-// value or element, or an empty array, makes the rule unusable.
-bool add_source(ScopeRule *rule, const ScopeHasher &h, Node *node, Oid type, bool as_array) {
+// Adds the values of a constant (hashed now) or a parameter (per call),
+// each hashed by h (of the type the operator reads them as, h.value_type);
+// as_array: it holds an array of them. needs_every: a null value or
+// element, or an empty array, makes the rule unusable.
+bool add_source(ScopeRule *rule, const ScopeHasher &h, Node *node, bool as_array) {
+    Oid type = as_array ? get_array_type(h.value_type) : h.value_type;
     if (!node || exprType(node) != type) return false;
+    node = strip_relabel(node);  // a varchar parameter read as text: the same datum
     if (IsA(node, Param)) {
         auto *p = reinterpret_cast<Param *>(node);
         if (p->paramkind != PARAM_EXTERN || rule->nsources == ScopeRule::kMaxSources) return false;
-        rule->sources[rule->nsources++] = ScopeRule::Source{int16(p->paramid), as_array, type, 0};
+        rule->sources[rule->nsources++] = ScopeRule::Source{int16(p->paramid), as_array, p->paramtype, 0, h.value_type};
         return true;
     }
     if (IsA(node, Const)) {
@@ -104,7 +113,7 @@ bool add_source(ScopeRule *rule, const ScopeHasher &h, Node *node, Oid type, boo
         add_scope_values(each, c->constvalue, false, &hashes);
         for (int i = 0; i < hashes.count; i++) {
             if (rule->nsources == ScopeRule::kMaxSources) return false;
-            rule->sources[rule->nsources++] = ScopeRule::Source{0, false, type, hashes.values[i]};
+            rule->sources[rule->nsources++] = ScopeRule::Source{0, false, type, hashes.values[i], h.value_type};
         }
         return true;
     }
@@ -113,7 +122,7 @@ bool add_source(ScopeRule *rule, const ScopeHasher &h, Node *node, Oid type, boo
         if (a->multidims || (rule->needs_every_value && a->elements == NIL)) return false;
         ListCell *lc;
         foreach (lc, a->elements)
-            if (!add_source(rule, h, static_cast<Node *>(lfirst(lc)), h.value_type, false)) return false;
+            if (!add_source(rule, h, static_cast<Node *>(lfirst(lc)), false)) return false;
         return true;
     }
     return false;
@@ -148,17 +157,23 @@ bool match_conjunct(Node *clause, Index rtindex, const ScopeColumns &columns, Re
     r.column_type = att->atttypid;
     r.collation = att->attcollation;
     Node *value = var_left ? right : left;
+    // The type the operator reads the value as: the column's, or another
+    // of its hash family (an int4 literal against a bigint column).
+    Oid value_type = exprType(value);
+    if (array_op && var_left) value_type = get_element_type(value_type);
+    ScopeHasher v;
     bool ok = false;
     if (!h.is_array && !array_op) {
-        ok = is_scope_equality(opno, h) && add_source(&r, h, value, att->atttypid, false);  // col = v
+        ok = scope_value_hasher(h, opno, var_left, value_type, &v) && add_source(&r, v, value, false);  // col = v
     } else if (!h.is_array && array_op) {
-        ok = var_left && is_scope_equality(opno, h) &&
-             add_source(&r, h, value, get_array_type(att->atttypid), true);  // col IN (...), col = ANY(v)
+        ok = var_left && scope_value_hasher(h, opno, true, value_type, &v) &&
+             add_source(&r, v, value, true);  // col IN (...), col = ANY(v)
     } else if (h.is_array && !array_op) {
         r.needs_every_value = true;
-        ok = var_left && opno == OID_ARRAY_CONTAINS_OP && add_source(&r, h, value, att->atttypid, true);  // arr @> v
+        ok = var_left && opno == OID_ARRAY_CONTAINS_OP && add_source(&r, h, value, true);  // arr @> v
     } else {
-        ok = !var_left && is_scope_equality(opno, h) && add_source(&r, h, value, h.value_type, false);  // v = ANY(arr)
+        ok = !var_left && scope_value_hasher(h, opno, false, value_type, &v) &&
+             add_source(&r, v, value, false);  // v = ANY(arr)
     }
     if (!ok || r.nsources == 0) return false;
     *rule = r;
@@ -212,6 +227,7 @@ bool hash_call_values(const ScopeRule &rule, ParamListInfo params, ScopeHashes *
             continue;
         }
         ScopeHasher each = h;
+        if (!scope_hasher_as(h, s.hashed_as, &each)) return false;
         each.is_array = s.is_array;
         if (s.is_array && rule.needs_every_value) {
             ArrayType *array = DatumGetArrayTypeP(p.value);

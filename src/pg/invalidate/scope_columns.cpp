@@ -122,6 +122,33 @@ bool scope_hasher_for(Oid column_type, Oid collation, ScopeHasher *out) {
     return true;
 }
 
+bool scope_value_hasher(const ScopeHasher &column, Oid opno, bool column_left, Oid value_type, ScopeHasher *out) {
+    *out = column;
+    if (value_type == column.value_type) return opno == column.equality;
+    // The hash functions the operator's family registers for its two
+    // inputs: the column's must be the one writers hash with.
+    RegProcedure left_hash, right_hash;
+    if (!get_op_hash_functions(opno, &left_hash, &right_hash)) return false;
+    Oid column_hash = column_left ? left_hash : right_hash, value_hash = column_left ? right_hash : left_hash;
+    if (column_hash != column.hash->fn_oid) return false;
+    if (!scope_hasher_as(column, value_type, out) || out->hash->fn_oid != value_hash) return false;
+    out->equality = opno;
+    return true;
+}
+
+bool scope_hasher_as(const ScopeHasher &column, Oid value_type, ScopeHasher *out) {
+    *out = column;
+    if (value_type == column.value_type) return true;
+    TypeCacheEntry *tc = lookup_type_cache(value_type, TYPECACHE_HASH_PROC_FINFO);
+    if (!OidIsValid(tc->hash_proc)) return false;
+    out->value_type = value_type;
+    out->hash = &tc->hash_proc_finfo;
+    out->elem_len = tc->typlen;
+    out->elem_byval = tc->typbyval;
+    out->elem_align = tc->typalign;
+    return true;
+}
+
 uint32 hash_scope_value(const ScopeHasher &h, Datum value) {
     return DatumGetUInt32(FunctionCall1Coll(h.hash, h.collation, value));
 }

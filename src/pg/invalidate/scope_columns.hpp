@@ -66,6 +66,20 @@ bool scope_hasher_for(Oid column_type, Oid collation, ScopeHasher *out);
 // The hash of one (non-null) value of value_type.
 uint32 hash_scope_value(const ScopeHasher &h, Datum value);
 
+// A hasher for values of type value_type compared with the column by the
+// equality operator opno (the column on the left when column_left): the
+// column's own hasher when the types are the same; otherwise one for
+// value_type, when opno is a cross-type equality of the hash operator
+// family of the column's hash function (an int4 against a bigint column),
+// whose functions hash equal values of its types alike (PostgreSQL's rule
+// for a hash family). False when the value cannot scope.
+bool scope_value_hasher(const ScopeHasher &column, Oid opno, bool column_left, Oid value_type, ScopeHasher *out);
+
+// The column's hasher made for values of value_type with that type's hash
+// function, for a call's values once scope_value_hasher accepted the type
+// when the statement was analyzed.
+bool scope_hasher_as(const ScopeHasher &column, Oid value_type, ScopeHasher *out);
+
 // Hashes of values, palloc'd as they grow.
 struct ScopeHashes {
     uint32 *values = nullptr;
