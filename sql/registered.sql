@@ -231,6 +231,51 @@ SELECT id, title FROM tr_items ORDER BY id \g /dev/null
 SELECT too_large > 0 AS not_stored FROM memo.stats WHERE cache_name = 'tr.large';
 RESET pg_memo.max_result_size;
 
+-- Statements matched by shape (1.3): a registration serves its statement
+-- however a client sends it, a literal for a parameter, a bigint parameter
+-- for an integer one, varchar for text; each keyed by its own text and
+-- values, each exact.
+SELECT memo.cache_statement('SELECT id, title FROM tr_items WHERE team = $1 ORDER BY id LIMIT 3',
+                            cache_name => 'tr.shape') IS NOT NULL AS registered;
+SELECT memo.cache_statement('SELECT count(*) FROM tr_items WHERE title = $1', cache_name => 'tr.shape_text')
+       IS NOT NULL AS registered;
+SELECT shape_id = memo.statement_shape('SELECT id, title FROM tr_items WHERE team = $1 ORDER BY id LIMIT 3')
+       AS shape_kept FROM memo.statements WHERE cache_name = 'tr.shape';
+SELECT memo.statement_shape('SELECT id FROM tr_items WHERE team = $1') = memo.statement_shape(q) AS same, q
+  FROM unnest(ARRAY['SELECT id FROM tr_items WHERE team = 7',
+                    'SELECT id FROM tr_items WHERE team = $1::bigint',
+                    'SELECT id FROM tr_items WHERE team = $1::smallint',
+                    'SELECT id FROM tr_items WHERE team = 3000000000',
+                    'SELECT id FROM tr_items WHERE team > $1',
+                    'SELECT id FROM tr_items WHERE id = $1',
+                    'SELECT id, title FROM tr_items WHERE team = $1']) q;
+-- A literal where the registration has a parameter: the node, and served.
+EXPLAIN (COSTS OFF) SELECT id, title FROM tr_items WHERE team = 1 ORDER BY id LIMIT 3;
+SELECT id, title FROM tr_items WHERE team = 1 ORDER BY id LIMIT 3;
+SELECT id, title FROM tr_items WHERE team = 1 ORDER BY id LIMIT 3;
+SELECT calls, hits, computations FROM counters('tr.shape');
+-- A bigint parameter (sysbench, psycopg 3 with a large value).
+PREPARE tr_shape8(bigint) AS SELECT id, title FROM tr_items WHERE team = $1 ORDER BY id LIMIT 3;
+EXPLAIN (COSTS OFF) EXECUTE tr_shape8(2);
+EXECUTE tr_shape8(2);
+EXECUTE tr_shape8(2);
+SELECT calls, hits, computations FROM counters('tr.shape');
+-- varchar for text.
+PREPARE tr_shape_vc(varchar) AS SELECT count(*) FROM tr_items WHERE title = $1;
+EXECUTE tr_shape_vc('title 7');
+EXECUTE tr_shape_vc('title 7');
+SELECT calls, hits, computations FROM counters('tr.shape_text');
+-- Exact: a write shows in the next statement of every variant.
+UPDATE tr_items SET title = 'title 7', team = 2 WHERE id = 8;
+SELECT id, title FROM tr_items WHERE team = 1 ORDER BY id LIMIT 3;
+EXECUTE tr_shape8(2);
+EXECUTE tr_shape_vc('title 7');
+SELECT count(*) FROM tr_items WHERE title = 'title 7';
+-- Another shape is not served.
+EXPLAIN (COSTS OFF) SELECT id, title FROM tr_items WHERE team > 1 ORDER BY id LIMIT 3;
+DEALLOCATE tr_shape8;
+DEALLOCATE tr_shape_vc;
+
 DELETE FROM memo.statements WHERE cache_name LIKE 'tr.%';
 DROP FUNCTION tr_count_in_function();
 DROP FUNCTION tr_lookup(int);

@@ -8,6 +8,7 @@
 #pragma once
 
 extern "C" {
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
@@ -18,6 +19,7 @@ extern "C" {
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/guc_tables.h"
+#include "utils/lsyscache.h"
 #include "utils/wait_event.h"
 #if PG_VERSION_NUM >= 160000
 #include "nodes/queryjumble.h"
@@ -273,6 +275,48 @@ inline TreeWalker as_tree_walker(bool (*walker)(Node *, void *)) {
     return reinterpret_cast<TreeWalker>(reinterpret_cast<void (*)()>(walker));
 }
 #endif
+
+// The same for tree mutators.
+#if PG_VERSION_NUM >= 160000
+using TreeMutator = tree_mutator_callback;
+inline TreeMutator as_tree_mutator(Node *(*mutator)(Node *, void *)) { return mutator; }
+#else
+using TreeMutator = Node *(*)();
+inline TreeMutator as_tree_mutator(Node *(*mutator)(Node *, void *)) {
+    return reinterpret_cast<TreeMutator>(reinterpret_cast<void (*)()>(mutator));
+}
+#endif
+
+// A comparison operator's B-tree interpretation: its operator family, its
+// strategy (1 to 5; 6 for <>, which a B-tree knows only as the negator of
+// its =) and its input types. 18 widened the lookup to every ordering
+// index method and named the strategy a comparison type (the same numbers
+// for B-trees).
+struct CompatBtreeInterpretation {
+    Oid opfamily;
+    int strategy;
+    Oid lefttype;
+    Oid righttype;
+};
+constexpr int kCompatNotEqualStrategy = 6;
+inline bool compat_btree_interpretation(Oid opno, CompatBtreeInterpretation *out) {
+#if PG_VERSION_NUM >= 180000
+    ListCell *lc;
+    foreach (lc, get_op_index_interpretation(opno)) {
+        auto *i = static_cast<OpIndexInterpretation *>(lfirst(lc));
+        if (get_opfamily_method(i->opfamily_id) != BTREE_AM_OID) continue;
+        *out = CompatBtreeInterpretation{i->opfamily_id, int(i->cmptype), i->oplefttype, i->oprighttype};
+        return true;
+    }
+    return false;
+#else
+    List *interpretations = get_op_btree_interpretation(opno);
+    if (interpretations == NIL) return false;
+    auto *i = static_cast<OpBtreeInterpretation *>(linitial(interpretations));
+    *out = CompatBtreeInterpretation{i->opfamily_id, int(i->strategy), i->oplefttype, i->oprighttype};
+    return true;
+#endif
+}
 
 // PostgreSQL's identifier of an analyzed query, the one pg_stat_statements
 // shows (the same for every constant's value and for white space). 16 moved

@@ -1,7 +1,7 @@
-# ALTER EXTENSION pg_memo UPDATE from 1.0 to 1.1 and then to 1.2 (and a
-# 1.1 install to 1.2; and installs of 1.0, 1.1 and 1.2, each with live
-# entries and, from 1.2 on, a registered statement, through one update to
-# the default version), and what 1.1 changes:
+# ALTER EXTENSION pg_memo UPDATE from 1.0 to 1.1, then to 1.2, then to
+# 1.3 (and a 1.1 install to 1.2; and installs of 1.0, 1.1 and 1.2, each
+# with live entries and, from 1.2 on, a registered statement, through one
+# update to the default version, 1.3), and what 1.1 changes:
 # only the trigger memo.watch creates counts as watching a table. A role
 # holding only the TRIGGER privilege can plant a trigger of pg_memo's name
 # and function that never fires (WHEN (false), UPDATE OF a column, ...);
@@ -9,8 +9,9 @@
 # memo.unwatch leaves it alone and memo.watched does not list it.
 #
 # Cached entries, registrations, watched tables and the views survive the
-# update; a fresh CREATE EXTENSION installs 1.2 (pg_memo--1.2.sql) with the
-# same catalog contents as 1.0 plus the updates (every object:
+# update; a fresh CREATE EXTENSION installs 1.3 (pg_memo--1.2.sql and
+# pg_memo--1.2--1.3.sql) with the same catalog contents as 1.0 plus the
+# updates (every object:
 # test/t/022_admin_install_script.pl); DROP EXTENSION works afterwards.
 use strict;
 use warnings;
@@ -329,7 +330,7 @@ is(sql(q{SELECT has_function_privilege('upg_planter', 'memo.reset()', 'EXECUTE')
     my $count = sql($count_sql);
     my $computed = stat_of('upg.count', 'computations');
     is(sql(q{SELECT to_regclass('memo.entries') IS NULL}), 't', '1.1: no memo.entries yet');
-    messages_of('postgres', 'ALTER EXTENSION pg_memo UPDATE');
+    messages_of('postgres', q{ALTER EXTENSION pg_memo UPDATE TO '1.2'});
     is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2', 'updated to 1.2');
     is(sql($count_sql), $count, '1.2: the count cached on 1.1');
     is(sql(q{SELECT state || ' ' || kind || ' ' || rows FROM memo.entries WHERE cache_name = 'upg.count'}),
@@ -383,7 +384,7 @@ sub count_hits_then_invalidates {
     });
     my $q = q{SELECT memo.count('at11.count', 'SELECT * FROM t11')};
     $node->safe_psql('at11', $q);
-    $node->safe_psql('at11', 'ALTER EXTENSION pg_memo UPDATE');
+    $node->safe_psql('at11', q{ALTER EXTENSION pg_memo UPDATE TO '1.2'});
     is($node->safe_psql('at11', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2',
         '1.1 install: updated to 1.2');
     # The update's function DDL made the entry stale: computed once more.
@@ -397,16 +398,16 @@ sub count_hits_then_invalidates {
 #      scripts, 1.2 from pg_memo--1.2.sql) with live entries, a list and a
 #      count over a table watched as that version can, and from 1.2 on a
 #      registered statement served from the cache, goes through one ALTER
-#      EXTENSION pg_memo UPDATE to the default version. (1.2 is the default
-#      today, so its update changes nothing; a later version's script then
-#      runs here with 1.2's registrations in place.) After it: the entries
+#      EXTENSION pg_memo UPDATE to the default version, 1.3 (its script
+#      adds memo.statements.shape_id and fills it for the registrations in
+#      place, which then also serve their statement sent another way). After it: the entries
 #      serve the direct results, computed at most once more (an update that
 #      runs DDL makes them stale once), then hits; writes invalidate; the
 #      registration is kept, serves and is invalidated; a new registration
 #      works.
 {
     my $default = sql(q{SELECT default_version FROM pg_available_extensions WHERE name = 'pg_memo'});
-    is($default, '1.2', 'pg_memo.control: the default version is 1.2');
+    is($default, '1.3', 'pg_memo.control: the default version is 1.3');
     for my $version (qw(1.0 1.1 1.2)) {
         (my $db = "install_$version") =~ s/\./_/;
         (my $tag = "v$version") =~ s/\./_/;
@@ -476,6 +477,14 @@ sub count_hits_then_invalidates {
             my $hits = $stat->("$tag.stmt", 'hits');
             is($run->($statement), $run->($direct{"$tag.count"}), "$version install, updated: the statement");
             is($stat->("$tag.stmt", 'hits'), $hits + 1, "$version install, updated: served from the cache");
+            # 1.3: the registration has its shape, and serves its statement
+            # sent another way (a bigint for the integer).
+            is($run->(q{SELECT count(*) FROM memo.statements WHERE shape_id IS NOT NULL}), '1',
+               "$version install, updated: the registration has its shape");
+            like($run->(q{EXPLAIN (COSTS OFF) SELECT count(*) FROM items WHERE team = 1::bigint}),
+                 qr/Custom Scan \(pg_memo\)/, "$version install, updated: its statement sent another way is served");
+            is($run->(q{SELECT count(*) FROM items WHERE team = 1::bigint}), $run->($direct{"$tag.count"}),
+               "$version install, updated: and exact");
         }
 
         # A write to team 1 changes both results and the statement's.
@@ -496,8 +505,9 @@ sub count_hits_then_invalidates {
     }
 }
 
-# 11. A fresh CREATE EXTENSION installs 1.2 (pg_memo--1.2.sql), with the
-#     same catalog contents as 1.0 plus the updates (a sample;
+# 11. A fresh CREATE EXTENSION installs 1.3 (pg_memo--1.2.sql, then
+#     pg_memo--1.2--1.3.sql), with the same catalog contents as 1.0 plus
+#     the updates (a sample;
 #     test/t/022_admin_install_script.pl compares every object).
 my $fingerprint = q{
   WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'pg_memo'),
@@ -519,12 +529,16 @@ my $fingerprint = q{
       FROM members m WHERE m.classid NOT IN ('pg_proc'::regclass, 'pg_class'::regclass)
   ) lines};
 {
+    # The database installed at 1.0 and updated to 1.1 and 1.2 above goes on
+    # to the default version.
+    messages_of('postgres', 'ALTER EXTENSION pg_memo UPDATE');
+    is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.3', 'updated on from 1.2 to 1.3');
     $node->safe_psql('postgres', 'CREATE DATABASE fresh');
     $node->safe_psql('fresh', 'CREATE EXTENSION pg_memo');
-    is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2',
-        'a fresh CREATE EXTENSION installs 1.2');
+    is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.3',
+        'a fresh CREATE EXTENSION installs 1.3');
     is($node->safe_psql('fresh', $fingerprint), sql($fingerprint),
-        'with the same functions, tables, views, comments and grants as 1.0 updated to 1.2');
+        'with the same functions, tables, views, comments and grants as 1.0 updated to 1.3');
 
     $node->safe_psql('fresh', q{
       CREATE TABLE t (id int);
@@ -553,7 +567,7 @@ my $fingerprint = q{
     sql(q{INSERT INTO items VALUES (13, 'odd')});
     is(sql(q{SELECT count(*) FROM items}), '13', 'the tables are writable without it');
     sql('CREATE EXTENSION pg_memo');
-    is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.2', 'and it can be created again');
+    is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'pg_memo'}), '1.3', 'and it can be created again');
 }
 
 $node->stop;

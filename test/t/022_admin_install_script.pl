@@ -1,8 +1,10 @@
-# The 1.2 install scripts against the upgrade path. pg_memo--1.2.sql and
+# The install scripts against the upgrade path. pg_memo--1.2.sql and
 # pg_memo_directory--1.2.sql define every object of 1.2 in one file, so
-# that CREATE EXTENSION replays no chain of scripts; a database installed
-# at 1.0 or 1.1 reaches 1.2 through ALTER EXTENSION ... UPDATE. Both must
-# leave exactly the same objects. Three databases (fresh at 1.2, 1.0
+# that CREATE EXTENSION replays no chain of scripts (pg_memo's default,
+# 1.3, adds pg_memo--1.2--1.3.sql until 1.3 ships with an install script
+# of its own); a database installed at 1.0 or 1.1 reaches the default
+# through ALTER EXTENSION ... UPDATE. Both must leave exactly the same
+# objects. Three databases (fresh at 1.2, 1.0
 # updated, 1.1 updated; pg_memo and pg_memo_directory in each) are
 # compared three ways, each of which must find no difference:
 #
@@ -42,7 +44,7 @@ ok(-f "$extdir/pg_memo_directory--1.2.sql", 'pg_memo_directory--1.2.sql is insta
 my %default = map {
     $_ => $node->safe_psql('postgres', "SELECT default_version FROM pg_available_extensions WHERE name = '$_'")
 } qw(pg_memo pg_memo_directory);
-is($default{pg_memo}, '1.2', 'pg_memo.control: default_version 1.2');
+is($default{pg_memo}, '1.3', 'pg_memo.control: default_version 1.3');
 is($default{pg_memo_directory}, '1.2', 'pg_memo_directory.control: default_version 1.2');
 
 $node->safe_psql('postgres', $_) for map { "CREATE DATABASE $_" } qw(fresh from_1_0 from_1_1 altered);
@@ -64,7 +66,7 @@ for my $from (qw(1.0 1.1)) {
 for my $db (qw(fresh from_1_0 from_1_1 altered)) {
     is($node->safe_psql($db, q{SELECT string_agg(extname || ' ' || extversion, ', ' ORDER BY extname)
                                  FROM pg_extension WHERE extname LIKE 'pg_memo%'}),
-       'pg_memo 1.2, pg_memo_directory 1.2', "$db: both extensions at 1.2");
+       'pg_memo 1.3, pg_memo_directory 1.2', "$db: pg_memo at 1.3, pg_memo_directory at 1.2");
 }
 # pg_memo_directory 1.2 over an older pg_memo: its install script watches
 # the table as that pg_memo can, as its upgrade scripts do.
@@ -157,8 +159,8 @@ my %plain = map { $_ => [ pg_dump($_) ] } @databases;
                     'REVOKE ALL ON FUNCTION memo.reset() FROM PUBLIC') {
         ok(index($dump, $object) >= 0, "the binary-upgrade dump has: $object");
     }
-    like($dump, qr/binary_upgrade_create_empty_extension\('pg_memo', 'memo', false, '1\.2', '\{OIDS\}', '\{""\}'/,
-         'the binary-upgrade dump has pg_memo 1.2 with one configuration table');
+    like($dump, qr/binary_upgrade_create_empty_extension\('pg_memo', 'memo', false, '1\.3', '\{OIDS\}', '\{""\}'/,
+         'the binary-upgrade dump has pg_memo 1.3 with one configuration table');
 }
 
 note(sprintf('fresh: %d lines of binary-upgrade dump, %d of plain dump', scalar @{ $binary{fresh} },
@@ -304,8 +306,8 @@ my %facts = map { $_ => [ catalog_lines($_) ] } @databases;
 {
     my $all = join "\n", @{ $facts{fresh} };
     cmp_ok(scalar(grep { /^member of pg_memo: / } @{ $facts{fresh} }), '>=', 60, 'the catalogs: pg_memo has its members');
-    like($all, qr/^extension pg_memo version=1\.2 schema=memo owner=\S+ relocatable=false config=\{memo\.statements\} condition=\{""\}$/m,
-         'the catalogs: pg_memo 1.2, memo.statements its configuration table');
+    like($all, qr/^extension pg_memo version=1\.3 schema=memo owner=\S+ relocatable=false config=\{memo\.statements\} condition=\{""\}$/m,
+         'the catalogs: pg_memo 1.3, memo.statements its configuration table');
     like($all, qr/^extension pg_memo_directory version=1\.2 schema=directory .* config=- condition=-$/m,
          'the catalogs: pg_memo_directory 1.2, without configuration tables');
     like($all, qr/^trigger CREATE TRIGGER pg_memo_delta_insert .*delta_trigger\('\d+', '\d+'\) enabled=A$/m,

@@ -7,6 +7,7 @@
 // names variables a miss could not bind.
 #include "registered/plan_hook.hpp"
 
+#include "admission/statement_shape.hpp"
 #include "call.hpp"
 #include "compat.hpp"
 #include "compute/analysis.hpp"
@@ -136,6 +137,7 @@ struct Serving {
     const char *text;           // the text it is served by
     PlannedStmt *kept;          // a plan kept for the text: no check, no planning
     const char *keep_as;        // otherwise, the text the plan made may be kept under, or nullptr
+    uint64 query_id;            // the statement's own identifier (a shape's match has another)
     KeptPlanEpoch epoch;        // what a plan or a refusal kept now is valid for
 };
 
@@ -149,6 +151,9 @@ bool serving_registration(Query *parse, const char *source, int cursor_options, 
     Candidate c{parse, source, nullptr, false, 0};
     c.query_id = compat_query_id(parse, source);
     const Registration *found = find_registration(c.query_id);
+    // The same statement sent another way (a literal for a parameter, a
+    // bigint parameter for an integer one): served by its registration.
+    if (!found && any_registration_shapes()) found = find_registration_by_shape(statement_shape(parse, source));
     if (!found) return false;
     // A name memo.statements' check should have refused (63 bytes at
     // most): never served, and planning must not fail for it.
@@ -163,6 +168,7 @@ bool serving_registration(Query *parse, const char *source, int cursor_options, 
     }
     // EXPLAIN, DECLARE and PREPARE are planned once; EXPLAIN shows the
     // plan PostgreSQL makes now, which a kept plan does not hold.
+    s->query_id = c.query_id;
     KeptPlanKey key{c.text, c.query_id, cursor_options};
     if (!c.after_prefix) {
         if (find_kept_plan(key, &s->kept)) {
@@ -224,7 +230,7 @@ PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options
         // The child runs only inside a computation, which plans its own.
         stmt->parallelModeNeeded = false;
         stmt->jitFlags = 0;
-        if (s.keep_as) keep_plan(KeptPlanKey{s.keep_as, s.registration.query_id, cursor_options}, stmt, s.epoch);
+        if (s.keep_as) keep_plan(KeptPlanKey{s.keep_as, s.query_id, cursor_options}, stmt, s.epoch);
     }
     return stmt;
 }

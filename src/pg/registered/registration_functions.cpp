@@ -32,11 +32,13 @@ PG_FUNCTION_INFO_V1(pg_memo_cache_statement_by_id);
 PG_FUNCTION_INFO_V1(pg_memo_uncache_statement);
 PG_FUNCTION_INFO_V1(pg_memo_uncache_statement_by_id);
 PG_FUNCTION_INFO_V1(pg_memo_explain_cache);
+PG_FUNCTION_INFO_V1(pg_memo_statement_shape);
 Datum pg_memo_cache_statement(PG_FUNCTION_ARGS);
 Datum pg_memo_cache_statement_by_id(PG_FUNCTION_ARGS);
 Datum pg_memo_uncache_statement(PG_FUNCTION_ARGS);
 Datum pg_memo_uncache_statement_by_id(PG_FUNCTION_ARGS);
 Datum pg_memo_explain_cache(PG_FUNCTION_ARGS);
+Datum pg_memo_statement_shape(PG_FUNCTION_ARGS);
 }
 
 namespace pgmemo {
@@ -46,6 +48,7 @@ namespace {
 struct CheckedStatement {
     const char *text;  // the one SELECT, without a semicolon and what follows
     uint64 query_id;   // PostgreSQL's identifier of it
+    uint64 shape_id;   // its shape (admission/statement_shape.hpp)
     Analysis analysis;
 };
 
@@ -129,7 +132,14 @@ CheckedStatement check_statement(const char *query_text, const char *what) {
     check_watched(s.analysis.relids, s.analysis.nrelids);
     check_may_register(s.analysis, what);
     s.query_id = planned_query_id(query, statement);
+    s.shape_id = planned_shape(query, statement);
     return s;
+}
+
+// Whether memo.statements has 1.3's shape_id column.
+bool statements_have_shapes() {
+    Oid table = get_relname_relid("statements", get_namespace_oid(kExtensionSchema, false));
+    return get_attnum(table, "shape_id") != InvalidAttrNumber;
 }
 
 void check_not_negative(FunctionCallInfo fcinfo, int arg, const char *name) {
@@ -183,6 +193,12 @@ Datum register_statement(FunctionCallInfo fcinfo, const CheckedStatement &s) {
                  "error_ttl = excluded.error_ttl, relations = excluded.relations, "
                  "registered_by = excluded.registered_by, registered_at = now()",
                  8, types, values, nulls);
+    if (statements_have_shapes()) {
+        Oid shape_types[] = {INT8OID, INT8OID};
+        Datum shape_values[] = {Int64GetDatum(int64(s.query_id)), Int64GetDatum(int64(s.shape_id))};
+        run_as_owner("UPDATE memo.statements SET shape_id = $2 WHERE query_id = $1", 2, shape_types, shape_values,
+                     nullptr);
+    }
     PG_RETURN_INT64(int64(s.query_id));
 }
 
@@ -315,4 +331,13 @@ Datum pg_memo_explain_cache(PG_FUNCTION_ARGS) {
         if (error->hint) values[4] = CStringGetTextDatum(error->hint);
     }
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+// memo.statement_shape(query text), since 1.3: the shape a registration of
+// the statement serves (admission/statement_shape.hpp), as the planner
+// hook computes it for a client's statement.
+Datum pg_memo_statement_shape(PG_FUNCTION_ARGS) {
+    char *statement = nullptr;
+    Query *query = pgmemo::parse_registered(text_to_cstring(PG_GETARG_TEXT_PP(0)), &statement);
+    PG_RETURN_INT64(int64(pgmemo::planned_shape(query, statement)));
 }

@@ -24,7 +24,7 @@ Datum pg_memo_statements_changed(PG_FUNCTION_ARGS);
 namespace pgmemo {
 namespace {
 
-// memo.statements' columns (pg_memo--1.1--1.2.sql).
+// memo.statements' columns (pg_memo--1.1--1.2.sql; 1.3 added shape_id).
 enum StatementsColumn {
     kQueryId = 1,
     kCacheName,
@@ -33,7 +33,14 @@ enum StatementsColumn {
     kStaleOnError,
     kErrorTtl,
     kRelations,
-    kColumns = 9,
+    kColumns_1_2 = 9,
+    kShapeId = 10,
+    kColumns_1_3 = 10,
+};
+
+struct ShapeEntry {
+    uint64 shape_id;
+    const Registration *registration;
 };
 
 struct RelationEntry {
@@ -47,6 +54,7 @@ struct Registry {
     Oid table = InvalidOid;
     MemoryContext context = nullptr;
     HTAB *by_query_id = nullptr;  // Registration, keyed by query_id
+    HTAB *by_shape = nullptr;     // ShapeEntry: the first registration of each shape
     HTAB *relations = nullptr;    // RelationEntry: what registrations read
     long count = 0;
 };
@@ -65,14 +73,20 @@ HTAB *new_table(const char *name, Size keysize, Size entrysize) {
 }
 
 void add_registration(HeapTuple tuple, TupleDesc desc) {
-    Datum values[kColumns];
-    bool nulls[kColumns];
+    Datum values[kColumns_1_3];
+    bool nulls[kColumns_1_3];
     heap_deform_tuple(tuple, desc, values, nulls);
+    bool has_shape = desc->natts >= kShapeId && !nulls[kShapeId - 1];
     if (nulls[kQueryId - 1] || nulls[kCacheName - 1]) return;
     uint64 query_id = uint64(DatumGetInt64(values[kQueryId - 1]));
     bool found;
     auto *r = static_cast<Registration *>(hash_search(registry.by_query_id, &query_id, HASH_ENTER, &found));
     r->query_id = query_id;
+    r->shape_id = has_shape ? uint64(DatumGetInt64(values[kShapeId - 1])) : 0;
+    if (r->shape_id != 0) {
+        auto *s = static_cast<ShapeEntry *>(hash_search(registry.by_shape, &r->shape_id, HASH_ENTER, &found));
+        if (!found) s->registration = r;  // entries of a dynahash do not move
+    }
     r->cache_name = MemoryContextStrdup(registry.context, TextDatumGetCString(values[kCacheName - 1]));
     r->options.max_staleness_ms = interval_ms(values[kMaxStaleness - 1], nulls[kMaxStaleness - 1]);
     r->options.stale_on_error_ms = interval_ms(values[kStaleOnError - 1], nulls[kStaleOnError - 1]);
@@ -97,6 +111,7 @@ void load() {
         registry.context = AllocSetContextCreate(CacheMemoryContext, "pg_memo registrations", ALLOCSET_SMALL_SIZES);
     MemoryContextReset(registry.context);
     registry.by_query_id = nullptr;
+    registry.by_shape = nullptr;
     registry.relations = nullptr;
     registry.count = 0;
     registry.current = false;  // until read whole: an ERROR on the way leaves it out of date
@@ -109,10 +124,12 @@ void load() {
     }
     MemoryContext old = MemoryContextSwitchTo(registry.context);
     registry.by_query_id = new_table("pg_memo registrations", sizeof(uint64), sizeof(Registration));
+    registry.by_shape = new_table("pg_memo registration shapes", sizeof(uint64), sizeof(ShapeEntry));
     registry.relations = new_table("pg_memo registered relations", sizeof(Oid), sizeof(RelationEntry));
     MemoryContextSwitchTo(old);
     Relation rel = table_open(registry.table, AccessShareLock);
-    if (RelationGetDescr(rel)->natts == kColumns) {
+    int natts = RelationGetDescr(rel)->natts;
+    if (natts == kColumns_1_2 || natts == kColumns_1_3) {
         SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 0, nullptr);
         HeapTuple tuple;
         old = MemoryContextSwitchTo(registry.context);
@@ -135,6 +152,18 @@ const Registration *find_registration(uint64 query_id) {
     ensure_current();
     if (registry.count == 0) return nullptr;
     return static_cast<const Registration *>(hash_search(registry.by_query_id, &query_id, HASH_FIND, nullptr));
+}
+
+const Registration *find_registration_by_shape(uint64 shape_id) {
+    ensure_current();
+    if (registry.count == 0 || shape_id == 0) return nullptr;
+    auto *s = static_cast<ShapeEntry *>(hash_search(registry.by_shape, &shape_id, HASH_FIND, nullptr));
+    return s ? s->registration : nullptr;
+}
+
+bool any_registration_shapes() {
+    ensure_current();
+    return registry.by_shape && hash_get_num_entries(registry.by_shape) > 0;
 }
 
 bool registration_reads(Oid relid) {

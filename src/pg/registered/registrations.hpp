@@ -12,6 +12,7 @@ namespace pgmemo {
 
 struct Registration {
     uint64 query_id;
+    uint64 shape_id;         // its shape (admission/statement_shape.hpp); 0: none known (1.2's SQL)
     const char *cache_name;  // in the registry's memory
     StatementOptions options;
 };
@@ -19,6 +20,13 @@ struct Registration {
 // The registration of this query identifier, or nullptr. Reads
 // memo.statements first if it changed since it was read.
 const Registration *find_registration(uint64 query_id);
+
+// A registration of this shape, or nullptr: a statement sent another way
+// (a literal for a parameter, a bigint parameter for an integer one).
+const Registration *find_registration_by_shape(uint64 shape_id);
+
+// Whether any registration has a shape (memo.statements has 1.3's column).
+bool any_registration_shapes();
 
 // Whether a registration reads relid: the planner hook's cheap test before
 // it computes a statement's query identifier.

@@ -1,5 +1,6 @@
 // The text of the SELECT a top-level statement planned (statement_text.hpp).
 #include "registered/statement_text.hpp"
+#include "admission/statement_shape.hpp"
 
 extern "C" {
 #include "nodes/parsenodes.h"
@@ -136,6 +137,11 @@ uint64 planned_query_id(Query *analyzed, const char *text) {
     List *rewritten = QueryRewrite(static_cast<Query *>(copyObjectImpl(analyzed)));
     if (list_length(rewritten) != 1) return compat_query_id(analyzed, text);
     return compat_query_id(linitial_node(Query, rewritten), text);
+}
+
+uint64 planned_shape(Query *analyzed, const char *text) {
+    List *rewritten = QueryRewrite(static_cast<Query *>(copyObjectImpl(analyzed)));
+    return statement_shape(list_length(rewritten) == 1 ? linitial_node(Query, rewritten) : analyzed, text);
 }
 
 }  // namespace pgmemo

@@ -22,4 +22,8 @@ char *statement_source(const char *source, const Query *query, bool *after_prefi
 // view expanded), which is what the hook computes then.
 uint64 planned_query_id(Query *analyzed, const char *text);
 
+// The shape the planner hook will see for a statement analyzed from text:
+// that of the rewritten query the planner gets (a view expanded).
+uint64 planned_shape(Query *analyzed, const char *text);
+
 }  // namespace pgmemo
