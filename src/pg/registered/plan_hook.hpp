@@ -1,7 +1,7 @@
 // The planner hook of registered statements: a top-level SELECT whose
-// query identifier is registered, and which a miss would cache, gets the
-// "pg_memo" node on top of the plan PostgreSQL makes for it
-// (memo_scan.hpp). Anything else is planned exactly as without pg_memo.
+// query identifier (or else shape) is registered, and which a miss would
+// cache, gets the "pg_memo" node on top of the plan PostgreSQL makes for
+// it (memo_scan.hpp). Anything else is planned exactly as without pg_memo.
 #pragma once
 
 #include "pg_memo.hpp"
