@@ -99,6 +99,14 @@ SELECT cacheable, sqlstate, reason FROM memo.explain_cache('SELECT id FROM reg_i
 RESET ROLE;
 SELECT count(*) AS registrations FROM memo.statements;
 SELECT memo.explain_cache(NULL) IS NULL AS null_in_null_out;
+-- A system catalog is refused as a miss refuses it, with no hint to watch
+-- it; a view's base tables are checked as a miss checks them (a catalog
+-- behind information_schema, an unwatched table behind a view).
+SELECT cacheable, sqlstate, reason, hint FROM memo.explain_cache('SELECT typname FROM pg_type WHERE oid = $1');
+SELECT cacheable, sqlstate, reason, hint FROM memo.explain_cache('SELECT table_name FROM information_schema.tables');
+CREATE VIEW reg_unwatched_view AS SELECT * FROM reg_unwatched;
+SELECT cacheable, sqlstate, reason FROM memo.explain_cache('SELECT * FROM reg_unwatched_view');
+DROP VIEW reg_unwatched_view;
 
 SELECT memo.uncache_statement(:page_id);
 DROP FUNCTION reg_query_id(text);

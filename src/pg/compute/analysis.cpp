@@ -50,6 +50,13 @@ extern "C" {
 
 namespace pgmemo {
 
+void refuse_system_catalog(Oid relid) {
+    if (!IsCatalogRelationOid(relid)) return;
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("pg_memo cannot cache queries over system catalog %s", get_rel_name(relid)),
+                    errdetail("Catalog changes fire no triggers.")));
+}
+
 namespace {
 
 struct Collector {
@@ -171,10 +178,7 @@ void add_table(Collector *c, Oid relid) {
 // level security as (InvalidOid: the current user).
 void add_relation_oid(Collector *c, Oid relid, char relkind, bool inh, bool sampled, Oid check_as_user) {
     const char *name = get_rel_name(relid);
-    if (IsCatalogRelationOid(relid))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("pg_memo cannot cache queries over system catalog %s", name),
-                        errdetail("Catalog changes fire no triggers.")));
+    refuse_system_catalog(relid);
     if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo cannot cache queries over temporary table %s", name),

@@ -74,6 +74,10 @@ struct Analysis {
 void analyze_query(Query *query, const char *sql, const Oid *search_path, int search_path_len,
                    const RelationPermission *learned, int nlearned, Analysis *out);
 
+// Refuses (0A000) a system catalog, whose changes fire no triggers: no
+// hint to watch it, which would fail.
+void refuse_system_catalog(Oid relid);
+
 // Refuses (ERROR) what analyze_query would refuse of relations learned
 // just now: an unwatched table, a temporary one, a catalog, ...
 void check_learned_reads(const RelationPermission *learned, int nlearned);

@@ -22,6 +22,7 @@ extern "C" {
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "parser/analyze.h"
+#include "rewrite/rewriteHandler.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -71,6 +72,7 @@ Query *analyze_text(const char *text) {
 void check_watched(const Oid *relids, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         Oid relid = relids[i];
+        refuse_system_catalog(relid);  // never "watch pg_catalog.pg_type"
         char kind = get_rel_relkind(relid);
         if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE) continue;
         Relation rel = table_open(relid, AccessShareLock);
@@ -128,7 +130,11 @@ CheckedStatement check_statement(const char *query_text, const char *what) {
     check_named_tables_watched(query);
     Oid path[kMaxSearchPath];
     int path_len = effective_search_path(path);
-    analyze_query(query, statement, path, path_len, nullptr, 0, &s.analysis);
+    // Analyzed rewritten, as a miss analyzes it: a view's base tables (a
+    // catalog behind information_schema, an unwatched table) are checked.
+    List *rewritten = QueryRewrite(static_cast<Query *>(copyObjectImpl(query)));
+    Query *planned = list_length(rewritten) == 1 ? linitial_node(Query, rewritten) : query;
+    analyze_query(planned, statement, path, path_len, nullptr, 0, &s.analysis);
     check_watched(s.analysis.relids, s.analysis.nrelids);
     check_may_register(s.analysis, what);
     s.query_id = planned_query_id(query, statement);
