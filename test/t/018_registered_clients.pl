@@ -7,7 +7,9 @@
 # 2. Python with psycopg 3 (server-side prepared after five executions)
 #    and SQL that SQLAlchemy Core generates, registered by the query
 #    identifiers pg_stat_statements shows for them (a DBA's way: psycopg
-#    binds its integers with types of its own choosing);
+#    binds its integers with types of its own choosing); and (2b) one
+#    registration by text serving every way psycopg sends its statement
+#    (integers of three sizes, values in the text), matched by shape;
 # 3. Node.js with node-postgres, named and unnamed statements;
 # 4. the same Python and Node.js clients through PgBouncer in transaction
 #    pooling mode;
@@ -84,6 +86,22 @@ cmp_ok($registered, '>=', 1, 'the Python statements are registered by query iden
 my $before = hits('cl.python');
 run_client('psycopg and SQLAlchemy, direct', $python, "$clients/psycopg_client.py", $app, $app, $writer, 'direct');
 cmp_ok(hits('cl.python'), '>', $before, 'psycopg and SQLAlchemy statements are served from the cache');
+
+# ---- 2b. one registration by text, every way psycopg sends its statement ------
+# (issue 47: psycopg 3 types integers by their size, and a client-side
+# binding cursor puts them in the text; each way has its own query
+# identifier, and all have the registration's shape.)
+$node->safe_psql('postgres', q{
+  SELECT memo.cache_statement('SELECT id, title FROM cl_items WHERE team = $1 ORDER BY id DESC LIMIT 5', 'cl.shape')});
+run_client('psycopg, integers of three sizes and literals', $python, "$clients/psycopg_shapes.py", $app, $app,
+           $writer);
+is(memo_stat($node, 'cl.shape', 'coalesce(sum(calls), 0)'), 40 * 3 * 2,
+   'every execution, prepared with smallint, integer or bigint and with literals, is served by the registration');
+cmp_ok(hits('cl.shape'), '>', 0, 'from the cache');
+cmp_ok($node->safe_psql('postgres', q{
+  SELECT count(DISTINCT queryid) FROM pg_stat_statements
+   WHERE query LIKE 'SELECT id, title FROM cl_items WHERE team = % ORDER BY id DESC LIMIT %'}), '>=', 3,
+   'pg_stat_statements counts them as several statements');
 
 # ---- 3. node-postgres ---------------------------------------------------------
 my $have_node = -d "$clients/node_modules/pg";
