@@ -12,7 +12,13 @@
 # to a percent.
 #
 #   bench/unregistered.sh [--rounds N] [--seconds S] [--scale N] [--protocol simple|prepared]
-#                         [--instructions [--short N] [--long N]]
+#                         [--instructions [--short N] [--long N]] [--over-pgbench]
+# --over-pgbench: the registrations read pgbench_accounts (other shapes
+# than pgbench's), so that every select-only statement reads a registered
+# table and its query identifier, then its shape, is looked up: the
+# planner hook's dearest path for a statement it does not serve. Only
+# select-only then: the watched table's trigger needs pg_memo loaded, which
+# configuration C is not.
 # Needs root and pg_memo installed (scripts/build.sh), and valgrind for
 # --instructions. Not run by CI.
 set -euo pipefail
@@ -21,7 +27,7 @@ BENCH_PORT=${BENCH_PORT:-55481}
 BENCH_DIR=${BENCH_DIR:-/tmp/pg_memo_bench_unregistered}
 BENCH_PRELOAD=pg_memo
 . "$SRC/bench/cluster.sh"
-ROUNDS=3 SECONDS_PER_RUN=10 SCALE=10 PROTOCOL=simple INSTRUCTIONS= SHORT=1000 LONG=3000
+ROUNDS=3 SECONDS_PER_RUN=10 SCALE=10 PROTOCOL=simple INSTRUCTIONS= SHORT=1000 LONG=3000 OVER_PGBENCH=
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -31,6 +37,7 @@ while [ $# -gt 0 ]; do
     --instructions) INSTRUCTIONS=1; shift ;;
     --short) SHORT=$2; shift 2 ;;
     --long) LONG=$2; shift 2 ;;
+    --over-pgbench) OVER_PGBENCH=1; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -49,7 +56,21 @@ BEGIN
   END LOOP;
 END $$;
 SQL
+if [ -n "$OVER_PGBENCH" ]; then
+  bench_psql <<'SQL' >/dev/null
+DELETE FROM memo.statements;
+SELECT memo.watch('pgbench_accounts');
+DO $$
+BEGIN
+  FOR i IN 1..1000 LOOP
+    PERFORM memo.cache_statement('SELECT abalance FROM pgbench_accounts WHERE bid = $1' || repeat(' AND aid > 0', i),
+                                 'reg.' || i);
+  END LOOP;
+END $$;
+SQL
+fi
 n=$(bench_psql -Atc 'SELECT count(*) FROM memo.statements')
+SCRIPTS="select-only tpcb-like"; [ -n "$OVER_PGBENCH" ] && SCRIPTS=select-only
 conf=$BENCH_DIR/data/postgresql.conf
 set_preload() { sed -i "s/^shared_preload_libraries = .*/shared_preload_libraries = '$1'/" "$conf"; }
 preload() { set_preload "$1"; bench_restart; }
@@ -67,7 +88,7 @@ if [ -n "$INSTRUCTIONS" ]; then
   # Each script on a fresh postmaster per configuration, select-only before
   # any write: tpcb-like's dead rows (autovacuum is off) would make a later
   # configuration's reads dearer, vacuumed away before each run.
-  for script in select-only tpcb-like; do
+  for script in $SCRIPTS; do
     for config in A B C; do
       if [ "$config" = C ]; then set_preload ''; else set_preload pg_memo; fi
       options=; [ "$config" = B ] && options="-c pg_memo.serve_statements=off"
@@ -87,11 +108,11 @@ if [ -n "$INSTRUCTIONS" ]; then
   done
   set_preload pg_memo
   echo "Machine: $(machine_description)"
-  echo "One pgbench client, -M $PROTOCOL, scale $SCALE, $n registrations; instructions per transaction from $SHORT and $LONG transactions"
+  echo "One pgbench client, -M $PROTOCOL, scale $SCALE, $n registrations${OVER_PGBENCH:+ over pgbench_accounts}; instructions per transaction from $SHORT and $LONG transactions"
   echo
   echo "| script | A: serving on | B: serving off | C: no pg_memo | A / B | A / C |"
   echo "|---|---|---|---|---|---|"
-  for script in select-only tpcb-like; do
+  for script in $SCRIPTS; do
     for config in A B C; do
       declare "per_$config=$(callgrind_per_xact "${FILES[$config.$script.$SHORT]}" "${FILES[$config.$script.$LONG]}" $((LONG - SHORT)))"
     done
@@ -106,7 +127,7 @@ echo "pgbench -M $PROTOCOL -c 8 -j 2 -T $SECONDS_PER_RUN, scale $SCALE, $n regis
 echo
 echo "| script | round | A: serving on | B: serving off | C: no pg_memo | A / B | A / C |"
 echo "|---|---|---|---|---|---|---|"
-for script in select-only tpcb-like; do
+for script in $SCRIPTS; do
   ab=() ac=()
   for i in $(seq 1 "$ROUNDS"); do
     a=$(tps "$script")

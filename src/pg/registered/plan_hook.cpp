@@ -131,6 +131,24 @@ void count_refusal(const Registration &r) {
     shared_state().stats.add(stats_slot_for(r.cache_name, strlen(r.cache_name)), kRefusedPlans);
 }
 
+// Shapes of the statements this backend planned, by query identifier: two
+// statements with one identifier differ only in constants, and so have one
+// shape. A statement planned at every execution (simple protocol) over a
+// registered table pays for its shape once. Direct-mapped; a stale slot is
+// only overwritten. (An operator family changed under a kept shape could
+// make it match another registration than it now would; matching decides
+// only whether pg_memo serves, and a served statement is checked as a miss
+// would check it.)
+uint64 shape_of(Query *parse, const char *source, uint64 query_id) {
+    struct KnownShape {
+        uint64 query_id, shape_id;
+    };
+    static KnownShape known[256];
+    KnownShape &k = known[query_id % 256];
+    if (k.query_id != query_id || query_id == 0) k = KnownShape{query_id, statement_shape(parse, source)};
+    return k.shape_id;
+}
+
 // What the planner hook found for a statement.
 struct Serving {
     Registration registration;  // a copy: planning may read the registry again, which frees what it held
@@ -153,7 +171,7 @@ bool serving_registration(Query *parse, const char *source, int cursor_options, 
     const Registration *found = find_registration(c.query_id);
     // The same statement sent another way (a literal for a parameter, a
     // bigint parameter for an integer one): served by its registration.
-    if (!found && any_registration_shapes()) found = find_registration_by_shape(statement_shape(parse, source));
+    if (!found && any_registration_shapes()) found = find_registration_by_shape(shape_of(parse, source, c.query_id));
     if (!found) return false;
     // A name memo.statements' check should have refused (63 bytes at
     // most): never served, and planning must not fail for it.
