@@ -30,13 +30,17 @@ COMMENT ON COLUMN @extschema@.statements.shape_id IS
 'The statement''s shape (memo.statement_shape): statements of this shape are served by this registration';
 
 -- The registrations made before: their shapes, with each text's names
--- resolved in the schemas of the relations it was registered over (this
--- script runs with the extension's schema as its search path). A text that
--- no longer analyzes (a table dropped) keeps no shape; its query identifier
--- still serves as before.
+-- resolved as when it was registered, as far as that can be told (this
+-- script runs with the extension's schema as its search path): in the
+-- schemas of the relations it was registered over, after pg_catalog. A
+-- shape is stored only when the text, analyzed so, has the registration's
+-- own query identifier; otherwise (names resolved elsewhere, a table
+-- dropped) the registration keeps none and is served by its query
+-- identifier only, as in 1.2.
 DO $$
 DECLARE
     r record;
+    analyzed bigint;
     path text := pg_catalog.current_setting('search_path');
 BEGIN
     FOR r IN SELECT s.query_id, s.query,
@@ -47,9 +51,12 @@ BEGIN
                FROM @extschema@.statements s
     LOOP
         BEGIN
-            PERFORM pg_catalog.set_config('search_path', COALESCE(r.schemas || ', ', '') || 'pg_catalog', true);
-            UPDATE @extschema@.statements SET shape_id = @extschema@.statement_shape(r.query)
-             WHERE query_id = r.query_id;
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog' || COALESCE(', ' || r.schemas, ''), true);
+            SELECT e.query_id INTO analyzed FROM @extschema@.explain_cache(r.query) e;
+            IF analyzed IS NOT DISTINCT FROM r.query_id THEN
+                UPDATE @extschema@.statements SET shape_id = @extschema@.statement_shape(r.query)
+                 WHERE query_id = r.query_id;
+            END IF;
         EXCEPTION WHEN OTHERS THEN
             NULL;  -- no shape: served by its query identifier only
         END;

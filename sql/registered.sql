@@ -246,6 +246,9 @@ SELECT memo.statement_shape('SELECT id FROM tr_items WHERE team = $1') = memo.st
                     'SELECT id FROM tr_items WHERE team = $1::bigint',
                     'SELECT id FROM tr_items WHERE team = $1::smallint',
                     'SELECT id FROM tr_items WHERE team = 3000000000',
+                    'SELECT id FROM tr_items WHERE team = 7::bigint',
+                    'SELECT id FROM tr_items WHERE team = int8(7)',
+                    'SELECT id FROM tr_items WHERE team = abs($1)',
                     'SELECT id FROM tr_items WHERE team > $1',
                     'SELECT id FROM tr_items WHERE id = $1',
                     'SELECT id, title FROM tr_items WHERE team = $1']) q;

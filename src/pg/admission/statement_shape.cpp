@@ -7,10 +7,12 @@
 
 extern "C" {
 #include "access/stratnum.h"
+#include "catalog/pg_cast.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 }
 
 #include "compat.hpp"
@@ -71,15 +73,28 @@ Oid family_operator(Oid opno) {
     return OidIsValid(member) ? member : opno;
 }
 
+// Whether funcid is the cast function from source to target (pg_cast),
+// however it was written: 7::int8 and int8(7) are one statement to the
+// query identifier, which does not hash how a call was written.
+bool is_cast_function(Oid funcid, Oid source, Oid target) {
+    HeapTuple tuple = SearchSysCache2(CASTSOURCETARGET, ObjectIdGetDatum(source), ObjectIdGetDatum(target));
+    if (!HeapTupleIsValid(tuple)) return false;
+    bool is_cast = reinterpret_cast<Form_pg_cast>(GETSTRUCT(tuple))->castfunc == funcid;
+    ReleaseSysCache(tuple);
+    return is_cast;
+}
+
 // A cast of a value between types of one family (int8(int4), a text
-// literal cast to varchar): the value's place alone.
-Node *without_family_cast(FuncExpr *cast) {
-    if (cast->funcformat != COERCE_EXPLICIT_CAST && cast->funcformat != COERCE_IMPLICIT_CAST) return nullptr;
+// literal cast to varchar), given the original call and its normalized
+// copy: the value's place alone.
+Node *without_family_cast(const FuncExpr *original, FuncExpr *cast) {
     if (list_length(cast->args) < 1) return nullptr;
     Node *arg = static_cast<Node *>(linitial(cast->args));
     if (!is_value_place(arg)) return nullptr;
     Oid type = reinterpret_cast<Param *>(arg)->paramtype;
-    return family_type(cast->funcresulttype) == type ? arg : nullptr;
+    if (family_type(cast->funcresulttype) != type) return nullptr;
+    Oid source = exprType(static_cast<Node *>(linitial(original->args)));
+    return is_cast_function(cast->funcid, source, cast->funcresulttype) ? arg : nullptr;
 }
 
 Node *normalize(Node *node, void *context) {
@@ -99,7 +114,7 @@ Node *normalize(Node *node, void *context) {
     }
     Node *copy = expression_tree_mutator(node, as_tree_mutator(normalize), context);
     if (IsA(copy, FuncExpr)) {
-        Node *value = without_family_cast(reinterpret_cast<FuncExpr *>(copy));
+        Node *value = without_family_cast(reinterpret_cast<FuncExpr *>(node), reinterpret_cast<FuncExpr *>(copy));
         if (value) return value;
     } else if (IsA(copy, OpExpr)) {
         reinterpret_cast<OpExpr *>(copy)->opno = family_operator(reinterpret_cast<OpExpr *>(copy)->opno);

@@ -78,10 +78,12 @@ void _PG_init(void) {
     ExecutorCheckPerms_hook = pgmemo::ReadObserverHook::hook;
 
     // Registered statements served (registered/README.md): the planner
-    // hook, the "pg_memo" custom scan, and the relcache callback that keeps
-    // this backend's copy of memo.statements.
+    // hook, the "pg_memo" custom scan, and the relcache callbacks that keep
+    // this backend's copy of memo.statements and forget the shapes it
+    // knows.
     pgmemo::planner_before_memo = planner_hook;
     planner_hook = pgmemo::plan_statement;
     RegisterCustomScanMethods(&pgmemo::memo_scan_methods);
     CacheRegisterRelcacheCallback(pgmemo::registrations_out_of_date, (Datum)0);
+    CacheRegisterRelcacheCallback(pgmemo::forget_known_shapes, (Datum)0);
 }

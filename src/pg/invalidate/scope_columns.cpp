@@ -124,6 +124,7 @@ bool scope_hasher_for(Oid column_type, Oid collation, ScopeHasher *out) {
 
 bool scope_value_hasher(const ScopeHasher &column, Oid opno, bool column_left, Oid value_type, ScopeHasher *out) {
     *out = column;
+    if (!OidIsValid(value_type)) return false;  // a domain over an array: no element type of its own
     if (value_type == column.value_type) return opno == column.equality;
     // The hash functions the operator's family registers for its two
     // inputs: the column's must be the one writers hash with.
@@ -131,6 +132,12 @@ bool scope_value_hasher(const ScopeHasher &column, Oid opno, bool column_left, O
     if (!get_op_hash_functions(opno, &left_hash, &right_hash)) return false;
     Oid column_hash = column_left ? left_hash : right_hash, value_hash = column_left ? right_hash : left_hash;
     if (column_hash != column.hash->fn_oid) return false;
+    // Under a nondeterministic collation two functions of one family need
+    // not agree (hashname ignores the collation, hashtext does not): only
+    // one function hashing both sides is trusted there.
+    if (value_hash != column_hash && OidIsValid(column.collation) &&
+        !get_collation_isdeterministic(column.collation))
+        return false;
     if (!scope_hasher_as(column, value_type, out) || out->hash->fn_oid != value_hash) return false;
     out->equality = opno;
     return true;
@@ -139,6 +146,7 @@ bool scope_value_hasher(const ScopeHasher &column, Oid opno, bool column_left, O
 bool scope_hasher_as(const ScopeHasher &column, Oid value_type, ScopeHasher *out) {
     *out = column;
     if (value_type == column.value_type) return true;
+    if (!OidIsValid(value_type)) return false;
     TypeCacheEntry *tc = lookup_type_cache(value_type, TYPECACHE_HASH_PROC_FINFO);
     if (!OidIsValid(tc->hash_proc)) return false;
     out->value_type = value_type;

@@ -132,19 +132,22 @@ void count_refusal(const Registration &r) {
 }
 
 // Shapes of the statements this backend planned, by query identifier: two
-// statements with one identifier differ only in constants, and so have one
-// shape. A statement planned at every execution (simple protocol) over a
-// registered table pays for its shape once. Direct-mapped; a stale slot is
-// only overwritten. (An operator family changed under a kept shape could
-// make it match another registration than it now would; matching decides
-// only whether pg_memo serves, and a served statement is checked as a miss
-// would check it.)
+// statements with one identifier differ only in constants (and in how a
+// cast was written, which the shape does not see either), and so have one
+// shape, until a relation's definition changes (a view replaced keeps the
+// identifier of a statement over it): a statement planned at every
+// execution (simple protocol) over a registered table pays for its shape
+// once. Direct-mapped. (An operator family changed under a kept shape
+// could make it match another registration than it now would; matching
+// decides only whether pg_memo serves, and a served statement is checked
+// as a miss would check it.)
+struct KnownShape {
+    uint64 query_id, shape_id;
+};
+KnownShape known_shapes[256];
+
 uint64 shape_of(Query *parse, const char *source, uint64 query_id) {
-    struct KnownShape {
-        uint64 query_id, shape_id;
-    };
-    static KnownShape known[256];
-    KnownShape &k = known[query_id % 256];
+    KnownShape &k = known_shapes[query_id % 256];
     if (k.query_id != query_id || query_id == 0) k = KnownShape{query_id, statement_shape(parse, source)};
     return k.shape_id;
 }
@@ -223,6 +226,8 @@ const char *prepared_source(Node *statement) {
 }  // namespace
 
 planner_hook_type planner_before_memo = nullptr;
+
+void forget_known_shapes(Datum, Oid) { memset(known_shapes, 0, sizeof known_shapes); }
 
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
     Serving s{};

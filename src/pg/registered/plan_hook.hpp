@@ -19,6 +19,12 @@ namespace pgmemo {
 extern planner_hook_type planner_before_memo;
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params);
 
+// A relcache callback (registered by _PG_init): the shapes the planner
+// hook keeps by query identifier are forgotten at every relcache
+// invalidation (a view replaced changes the shape of a statement over it,
+// not its identifier).
+void forget_known_shapes(Datum arg, Oid relid);
+
 // From the utility hub (hooks/utility_events.cpp): runs a utility
 // statement (run) with, for a top-level EXECUTE (or EXPLAIN EXECUTE), its
 // prepared statement's source text as the text the planner hook sees

@@ -84,8 +84,12 @@ void add_registration(HeapTuple tuple, TupleDesc desc) {
     r->query_id = query_id;
     r->shape_id = has_shape ? uint64(DatumGetInt64(values[kShapeId - 1])) : 0;
     if (r->shape_id != 0) {
+        // Several registrations of one shape: the one with the lowest query
+        // identifier serves the statements of that shape no registration
+        // names exactly, whatever order the table is read in. (Entries of
+        // a dynahash do not move.)
         auto *s = static_cast<ShapeEntry *>(hash_search(registry.by_shape, &r->shape_id, HASH_ENTER, &found));
-        if (!found) s->registration = r;  // entries of a dynahash do not move
+        if (!found || int64(r->query_id) < int64(s->registration->query_id)) s->registration = r;
     }
     r->cache_name = MemoryContextStrdup(registry.context, TextDatumGetCString(values[kCacheName - 1]));
     r->options.max_staleness_ms = interval_ms(values[kMaxStaleness - 1], nulls[kMaxStaleness - 1]);

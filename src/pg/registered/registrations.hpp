@@ -21,8 +21,9 @@ struct Registration {
 // memo.statements first if it changed since it was read.
 const Registration *find_registration(uint64 query_id);
 
-// A registration of this shape, or nullptr: a statement sent another way
-// (a literal for a parameter, a bigint parameter for an integer one).
+// The registration of this shape (of several, the one with the lowest
+// query identifier), or nullptr: a statement sent another way (a literal
+// for a parameter, a bigint parameter for an integer one).
 const Registration *find_registration_by_shape(uint64 shape_id);
 
 // Whether any registration has a shape (memo.statements has 1.3's column).
