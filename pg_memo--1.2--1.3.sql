@@ -64,3 +64,79 @@ BEGIN
     PERFORM pg_catalog.set_config('search_path', path, true);
 END
 $$;
+
+-------------------------------------------------------------------------------
+-- memo.candidates (1.3): a statement is registered when a registration serves
+-- it, by its query identifier or by its shape; statements that cannot gain
+-- from a cache are not candidates: those over system catalogs (an ORM's type
+-- and schema lookups), and those that read no relation at all
+-- (administrative calls such as SELECT pg_stat_statements_reset()).
+-------------------------------------------------------------------------------
+
+CREATE OR REPLACE FUNCTION @extschema@.candidates(top integer DEFAULT 20)
+RETURNS TABLE (query_id bigint, calls bigint, total_ms double precision, mean_ms double precision,
+               query text, registered boolean, cacheable boolean, sqlstate text, reason text, hint text)
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+AS $f$
+DECLARE
+  pss_schema name;
+  s record;
+  e record;
+  shape bigint;
+  found integer := 0;
+BEGIN
+  IF top IS NULL OR top < 1 THEN
+    RAISE EXCEPTION 'top must be at least 1' USING ERRCODE = '22023';
+  END IF;
+  SELECT n.nspname INTO pss_schema
+    FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
+   WHERE x.extname = 'pg_stat_statements';
+  IF pss_schema IS NULL THEN
+    RAISE EXCEPTION 'memo.candidates needs pg_stat_statements'
+      USING ERRCODE = '55000',
+            HINT = 'Add pg_stat_statements to shared_preload_libraries and run CREATE EXTENSION pg_stat_statements;';
+  END IF;
+  FOR s IN EXECUTE format($q$
+    SELECT p.queryid, pg_catalog.sum(p.calls)::bigint AS calls,
+           pg_catalog.sum(p.total_exec_time) AS total_exec_time,
+           pg_catalog.sum(p.total_exec_time) / nullif(pg_catalog.sum(p.calls), 0) AS mean_exec_time,
+           pg_catalog.min(p.query) AS query
+      FROM %I.pg_stat_statements p
+     WHERE p.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
+                      WHERE d.datname = pg_catalog.current_database())
+       AND p.query OPERATOR(pg_catalog.~*) '^\s*(select|with|table|values|\()'
+       -- a statement without FROM reads no relation (its constants are $n here)
+       AND p.query OPERATOR(pg_catalog.~*) '\mfrom\M'
+     GROUP BY p.queryid
+     ORDER BY 3 DESC$q$, pss_schema)
+  LOOP
+    SELECT * INTO e FROM @extschema@.explain_cache(s.query);
+    -- a system catalog: its changes fire no triggers, nothing to cache
+    CONTINUE WHEN e.sqlstate = '0A000'
+              AND e.reason LIKE 'pg_memo cannot cache queries over system catalog %';
+    BEGIN
+      shape := @extschema@.statement_shape(s.query);
+    EXCEPTION WHEN OTHERS THEN
+      shape := NULL;  -- a text that no longer analyzes: no shape to match
+    END;
+    query_id := s.queryid;
+    calls := s.calls;
+    total_ms := s.total_exec_time;
+    mean_ms := s.mean_exec_time;
+    query := s.query;
+    registered := EXISTS (SELECT 1 FROM @extschema@.statements r
+                           WHERE r.query_id OPERATOR(pg_catalog.=) s.queryid
+                              OR r.shape_id OPERATOR(pg_catalog.=) shape);
+    cacheable := e.cacheable;
+    sqlstate := e.sqlstate;
+    reason := e.reason;
+    hint := e.hint;
+    RETURN NEXT;
+    found := found + 1;
+    EXIT WHEN found >= top;
+  END LOOP;
+END
+$f$;
+
+COMMENT ON FUNCTION @extschema@.candidates(integer) IS
+'The statements pg_stat_statements ranks highest by total time (not those over system catalogs or reading no relation), with whether a registration serves each (by query identifier or shape), whether memo.cache_statement would take it and why not';

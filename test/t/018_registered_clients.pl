@@ -160,6 +160,19 @@ like($candidates, qr/^[1-9]\d* /, 'memo.candidates lists the registered statemen
 like($node->safe_psql('postgres', q{
   SELECT sqlstate || ' ' || reason FROM memo.candidates(100) WHERE query LIKE '%pg_stat_statements%' LIMIT 1}),
   qr/^(0A000|55000) /, 'memo.candidates says why a statement is not cacheable');
+# (1.3) An ORM's catalog lookup and an administrative call are no
+# candidates; psycopg's statements sent as integers of three sizes are
+# registered, by the registration of their shape.
+$node->safe_psql('postgres', q{SELECT typname FROM pg_type WHERE oid = 23}) for 1 .. 3;
+$node->safe_psql('postgres', q{SELECT pg_backend_pid()}) for 1 .. 3;
+is($node->safe_psql('postgres', q{
+  SELECT count(*) FROM memo.candidates(1000) WHERE query LIKE '%pg_type%' OR query LIKE '%pg_backend_pid%'}), '0',
+   'memo.candidates leaves out statements over system catalogs and those that read no relation');
+is($node->safe_psql('postgres', q{
+  SELECT count(*) || ' ' || count(*) FILTER (WHERE registered) FROM memo.candidates(1000)
+   WHERE query LIKE 'SELECT id, title FROM cl_items WHERE team = % ORDER BY id DESC LIMIT %'}) =~ /^(\d+) (\d+)$/
+   && $1 >= 3 && $1 == $2 ? 'all' : 'not all', 'all',
+   'memo.candidates counts the statements a registration serves by shape as registered');
 
 # ---- 6. the application's role ------------------------------------------------
 my $page = 'SELECT id, title FROM cl_items WHERE team = 1 ORDER BY id LIMIT 5';
