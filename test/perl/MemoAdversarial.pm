@@ -68,6 +68,11 @@
 # probes (most registered, delta probes carried, standby hits) are left
 # out then. ADV_ONLY='^(scope|portal)\.' make installcheck ...
 #
+# ADV_SHAPES (with ADV_REGISTERED, test/t/023): the same, the statement
+# registered with its parameters as $n wherever that form has the shape
+# of the literal one the client sends: served through the registration's
+# shape (issue 47, "Statements matched by shape").
+#
 # ADV_REGISTERED (test/t/019): the "memo call" is the probe's query run as
 # a client runs it, at the top level, registered with memo.cache_statement
 # under the probe's cache name (a registered statement); the direct query
@@ -220,9 +225,24 @@ sub served_check {
 # statement registered for it.
 sub statement_sql { return direct_sql($_[0]); }
 
+# The same statement with its parameters as $n (ADV_SHAPES: what is
+# registered, while the client sends the literals).
+sub parameter_sql {
+    my ($p) = @_;
+    return $p->{kind} eq 'count' ? "SELECT count(*) FROM ($p->{query}) q" : $p->{query};
+}
+
+# Probes registered in their parameter form (ADV_SHAPES), for the test's
+# check that the mode tests what it says.
+our $registered_by_shape = 0;
+
 # Registers it, with the probe's search path and session settings (the
 # identifier depends on what its names resolve to). A statement pg_memo
 # refuses is not registered: it then runs as without pg_memo.
+# ADV_SHAPES (test/t/023): the statement is registered with its
+# parameters as $n where that form has the shape of the literal one the
+# client sends (so that every call is served through the registration's
+# shape, not its query identifier), else as the client sends it.
 sub register_statement {
     my ($node, $p) = @_;
     my $sql = "SET client_min_messages = warning;
@@ -237,9 +257,21 @@ sub register_statement {
     for my $o (qw(max_staleness stale_on_error error_ttl)) {
         $options .= ", $o => '$1'" if ($p->{session} // '') =~ /pg_memo\.$o\s*=\s*'([^']+)'/;
     }
-    $sql .= 'SELECT memo.cache_statement($t$' . statement_sql($p) . '$t$, ' . lit(cache_name($p)) . "$options)";
-    my ($rc) = $node->psql('postgres', $sql);
-    return $rc == 0;
+    my $register = sub {
+        my ($text, $when) = @_;
+        my ($rc) = $node->psql('postgres', $sql . 'SELECT memo.cache_statement($t$' . $text . '$t$, '
+                                           . lit(cache_name($p)) . "$options)" . ($when // ''));
+        return $rc == 0 && $node->safe_psql('postgres', 'SELECT count(*) FROM memo.statements WHERE cache_name = '
+                                                         . lit(cache_name($p))) > 0;
+    };
+    my ($literal, $parameters) = (statement_sql($p), parameter_sql($p));
+    if ($ENV{ADV_SHAPES} && @{ $p->{params} // [] }
+        && $register->($parameters, ' WHERE memo.statement_shape($t$' . $parameters
+                                    . '$t$) = memo.statement_shape($t$' . $literal . '$t$)')) {
+        $registered_by_shape++;
+        return 1;
+    }
+    return $register->($literal);
 }
 
 # The statement at the top level, as psql prints it: 'OK <rows>' or

@@ -1,7 +1,8 @@
 # The adversarial probes of test/t/008_adversarial_probes.pl, shared with its
 # standby mode (test/t/016_durability_standby_adversarial.pl) and its
 # registered statements (test/t/019_registered_probes.pl, where the
-# portal probes run): each a minimal reproduction of a way pg_memo could
+# portal probes run, and test/t/023_registered_shape_probes.pl, matched
+# by shape): each a minimal reproduction of a way pg_memo could
 # serve a result the direct query could not return. The probe's fields and
 # the choreography that runs it are in MemoAdversarial.pm; ADV_ONLY=<regex>
 # selects probes by name.
@@ -1153,6 +1154,39 @@ sub adversarial_probes {
             setup  => stab('adv_s8', 12),
             kind   => 'count', query => 'SELECT * FROM adv_s8 WHERE g = $1', params => ['0'],
             change => q{SELECT memo.watch('adv_s8', deltas => true); UPDATE adv_s8 SET g = 0 WHERE x = 1;} },
+        # Scopes across types (issue 47): a value of another type of the scope
+        # column's hash family pins the same counters a writer marks for the
+        # equal column value; where two hash functions of a family need not
+        # agree (name against text under a nondeterministic collation), the
+        # entry keeps the table's counter.
+        {   name   => 'scope.int4_value_on_bigint_column',
+            setup  => q{CREATE TABLE adv_sx1 (x int PRIMARY KEY, owner bigint, note text);
+                        INSERT INTO adv_sx1 SELECT i, i % 3, 'n' FROM generate_series(1, 12) i;
+                        SELECT memo.watch('adv_sx1', true, '{owner}');},
+            kind   => 'count', query => 'SELECT * FROM adv_sx1 WHERE owner = $1::int4', params => ['1'],
+            change => 'UPDATE adv_sx1 SET owner = 1 WHERE x = 3;',
+            after  => 'DELETE FROM adv_sx1 WHERE x = 1;' },
+        {   name   => 'scope.int8_array_on_int_column',
+            setup  => stab('adv_sx2', 12),
+            kind   => 'list', query => 'SELECT x FROM adv_sx2 WHERE g = ANY ($1::int8[]) ORDER BY x', params => ['{0,1}'],
+            cols   => 'x int',
+            change => 'UPDATE adv_sx2 SET g = 0 WHERE x = 2;',
+            after  => 'UPDATE adv_sx2 SET g = 2 WHERE x = 1;' },
+        {   name   => 'scope.text_value_on_varchar_column',
+            setup  => q{CREATE TABLE adv_sx3 (x int PRIMARY KEY, code varchar(8), note text);
+                        INSERT INTO adv_sx3 SELECT i, 'c' || (i % 3), 'n' FROM generate_series(1, 12) i;
+                        SELECT memo.watch('adv_sx3', true, '{code}');},
+            kind   => 'list', query => 'SELECT x FROM adv_sx3 WHERE code = $1::text ORDER BY x', params => ['c1'],
+            cols   => 'x int',
+            change => q{UPDATE adv_sx3 SET code = 'c1' WHERE x = 2;},
+            after  => q{UPDATE adv_sx3 SET note = 'm' WHERE x = 1; DELETE FROM adv_sx3 WHERE x = 4;} },
+        {   name   => 'scope.name_as_text_nondeterministic',
+            setup  => q{CREATE COLLATION adv_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+                        CREATE TABLE adv_sx4 (x int PRIMARY KEY, owner name COLLATE adv_ci, v int);
+                        INSERT INTO adv_sx4 VALUES (1, 'alice', 1), (2, 'bob', 1), (3, 'Alice', 1);
+                        SELECT memo.watch('adv_sx4', true, '{owner}');},
+            kind   => 'count', query => 'SELECT * FROM adv_sx4 WHERE owner = $1::text AND v = 1', params => ['ALICE'],
+            change => 'UPDATE adv_sx4 SET v = 2 WHERE x = 1;' },
         # A function labelled IMMUTABLE that reads the scoped table itself
         # (issue 45): its read is not the text's own range table entry, so
         # it covers every scope, and a write to another scope changes its

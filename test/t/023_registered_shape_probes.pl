@@ -1,0 +1,62 @@
+# The adversarial probes of test/t/008 run through registered statements
+# matched by shape (issue 47): as in test/t/019, but each probe with
+# parameters is registered with them as $n, and the client sends its
+# literals, so that every call is served through the registration's shape
+# rather than its query identifier (MemoAdversarial.pm, ADV_SHAPES; a
+# probe whose two forms have different shapes is registered as the client
+# sends it). As in 019: each probe's query run at the top level as a client
+# runs it, compared with the same
+# statement planned as without pg_memo (pg_memo.serve_statements = off), in
+# the writer's transaction, in another session, after its rollback and
+# after its commit (test/perl/MemoAdversarial.pm, ADV_REGISTERED). A query
+# pg_memo cannot cache runs as without pg_memo, so it agrees; every probe
+# that a memo call would serve must have been served before its change.
+# The portal probes (portal.*) run here only: cursors and prepared
+# statements opened before a change or a commit and read after it must
+# return what their snapshot sees (MemoAdversarial.pm, "Portals").
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use MemoTest;
+use MemoAdversarial;
+use MemoProbes;
+
+$ENV{ADV_REGISTERED} = 1;
+$ENV{ADV_SHAPES} = 1;
+my $node = memo_node('shape_probes', conf => "max_prepared_transactions = 4\n");
+adv_install($node);
+my @probes = adversarial_probes($node);
+adversarial_setup($node);
+
+# The harness must be able to fail here too: the canary's stale count
+# (MemoAdversarial.pm, adv_check_canary), through a registered statement.
+adv_check_canary($node, 4243);
+
+my ($failed_probes, $run_probes) = (0, 0);
+my %verdicts;
+for my $p (@probes) {
+    my @checks = adv_run_probe($node, $p);
+    $run_probes++;
+    $failed_probes++ if adv_report($p, @checks);
+    $verdicts{ $_->{note} =~ /served from the cache/ ? 'served from the cache before the change' : $_->{verdict} }++
+      for @checks;
+}
+note("probes with a failure: $failed_probes of $run_probes" . ($ENV{ADV_ONLY} ? " (ADV_ONLY $ENV{ADV_ONLY})" : ''));
+note('checks: ' . join(', ', map { "$_ $verdicts{$_}" } sort keys %verdicts));
+# (ADV_ONLY=<regex>, by hand: a subset of the probes)
+cmp_ok($node->safe_psql('postgres', q{SELECT count(*) FROM memo.statements WHERE cache_name LIKE 'adv.%'}),
+       '>', 100, 'most probes were registered')
+  unless length($ENV{ADV_ONLY} // '');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.flights'), '0', 'no flight left behind');
+note("probes registered with their parameters as \$n: $MemoAdversarial::registered_by_shape");
+cmp_ok($MemoAdversarial::registered_by_shape, '>=', 45,
+       'most probes with parameters were registered in their parameter form, served through its shape')
+  unless length($ENV{ADV_ONLY} // '');
+
+adv_drop_roles($node);
+$node->stop;
+done_testing();
