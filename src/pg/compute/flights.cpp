@@ -254,7 +254,7 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     PG_TRY();
     {
         // Likewise an error remembered by a flight that ended between our
-        // look (run_miss_path) and our claim: raised to us and our waiters,
+        // look (miss_path) and our claim: raised to us and our waiters,
         // not run again, or pg_memo.error_ttl would admit an execution per
         // such caller.
         raise_if_remembered(call, key, stats_slot);
