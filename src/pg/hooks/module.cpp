@@ -3,6 +3,7 @@
 
 #include "commit_counts.hpp"
 #include "invalidate/catalog_changes.hpp"
+#include "hooks/relcache_events.hpp"
 #include "hooks/transaction_events.hpp"
 #include "hooks/utility_events.hpp"
 #include "compute/learned_reads.hpp"
@@ -78,12 +79,11 @@ void _PG_init(void) {
     ExecutorCheckPerms_hook = pgmemo::ReadObserverHook::hook;
 
     // Registered statements served (registered/README.md): the planner
-    // hook, the "pg_memo" custom scan, and the relcache callbacks that keep
-    // this backend's copy of memo.statements and forget the shapes it
-    // knows.
+    // hook and the "pg_memo" custom scan; and the one relcache callback,
+    // which keeps this backend's copy of memo.statements and forgets the
+    // shapes it knows (relcache_events.cpp).
     pgmemo::planner_before_memo = planner_hook;
     planner_hook = pgmemo::plan_statement;
     RegisterCustomScanMethods(&pgmemo::memo_scan_methods);
-    CacheRegisterRelcacheCallback(pgmemo::registrations_out_of_date, (Datum)0);
-    CacheRegisterRelcacheCallback(pgmemo::forget_known_shapes, (Datum)0);
+    CacheRegisterRelcacheCallback(pgmemo::on_relcache_invalidation, (Datum)0);
 }

@@ -19,10 +19,9 @@ namespace pgmemo {
 extern planner_hook_type planner_before_memo;
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params);
 
-// A relcache callback (registered by _PG_init): the shapes the planner
-// hook keeps by query identifier are forgotten at every relcache
-// invalidation (a view replaced changes the shape of a statement over it,
-// not its identifier).
+// At every relcache invalidation (hooks/relcache_events.cpp): the shapes
+// the planner hook keeps by query identifier are forgotten (a view
+// replaced changes the shape of a statement over it, not its identifier).
 void forget_known_shapes(Datum arg, Oid relid);
 
 // From the utility hub (hooks/utility_events.cpp): runs a utility

@@ -45,8 +45,8 @@ Oid statements_table();
 // statement holds its registration's name and options as of a version).
 uint64 registry_version();
 
-// The relcache callback (registered by _PG_init): an invalidation of
-// memo.statements (its statement trigger sends one) marks the copy out of
+// At every relcache invalidation (hooks/relcache_events.cpp): one of
+// memo.statements (its statement trigger sends it) marks the copy out of
 // date.
 void registrations_out_of_date(Datum arg, Oid relid);
 
