@@ -37,7 +37,6 @@ constexpr uint32_t kDeltaLock = kPartitions + 2;
 constexpr uint32_t kLockCount = kPartitions + 3;
 constexpr const char *kTrancheName = "pg_memo";
 
-
 class LWLockStoreLocks final : public StoreLocks {
 public:
     void attach(LWLockPadded *locks) { locks_ = locks; }
@@ -94,8 +93,6 @@ Layout region_layout() {
     l.total = at;
     return l;
 }
-
-
 
 // Per-backend memo of stats slots: names are looked up in shared memory once.
 // A remembered slot is used only while its incarnation holds: an idle
@@ -249,6 +246,5 @@ void start_shared_memory() {
         part += region_parts[i].size();
     }
 }
-
 
 }  // namespace pgmemo

@@ -38,6 +38,9 @@ LWLock *delta_lock();
 // the shared table). Raises 22023 for names that are empty or too long.
 uint32_t stats_slot_for(const char *name, size_t len);
 
+// The cache name a stats slot counts, for messages.
+inline const char *cache_name_of(uint32_t stats_slot) { return shared_state().stats.slot(stats_slot).name; }
+
 // A database was dropped (on this server, or replayed on a standby): frees
 // its entries and its statistics rows. Its flights are gone already: no
 // backend is connected to a database being dropped, and a flight lives only

@@ -9,7 +9,6 @@ extern "C" {
 #include "access/stratnum.h"
 #include "catalog/pg_cast.h"
 #include "catalog/pg_type.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"

@@ -102,7 +102,6 @@ void note_origin(List **origins, Oid relid, bool own_plan) {
         found->elsewhere = true;
 }
 
-
 // ---- what each statement is known to read ----------------------------------
 
 constexpr int kLearnedStatements = 32;

@@ -21,12 +21,7 @@ void remember_error(Shared &sh, uint32_t slot, const Encoded &key, const Analysi
         store_result(sh, slot, remembered_error_key(key), a, r, nullptr);
 }
 
-
 namespace {
-
-Micros now_micros() { return GetCurrentTimestamp(); }
-
-const char *cache_name_of(uint32_t stats_slot) { return shared_state().stats.slot(stats_slot).name; }
 
 // A remembered error older than the caller's error_ttl: the call computes
 // again. Removed, so that the reason is counted once, by the call that
@@ -50,7 +45,7 @@ void raise_if_remembered(const Call &call, const Encoded &key, uint32_t stats_sl
         return;
     ResultReader rd(sink.payload, sink.payload_len);
     if (!rd.valid() || rd.kind() != ResultKind::Error) return;
-    if (now_micros() - sink.stamped_at >= Micros(guc_error_ttl_ms) * 1000) {
+    if (GetCurrentTimestamp() - sink.stamped_at >= Micros(guc_error_ttl_ms) * 1000) {
         forget_outlived_error(error_key, sink.stamped_at, stats_slot);
         return;
     }

@@ -61,7 +61,6 @@ struct Selection {
     List *failing_outputs;  // ExprState * of the outputs that can fail
 };
 
-
 }  // namespace
 
 struct DeltaEvaluator {
@@ -423,6 +422,5 @@ bool collect_records(const DepStamp *deps, uint32_t ndeps, Oid relid, uint64 *cu
     LWLockRelease(delta_lock());
     return complete;
 }
-
 
 }  // namespace pgmemo

@@ -79,7 +79,6 @@ List *created_relations = NIL;  // by this transaction: their drop leaves no nam
 List *created_types = NIL;
 List *changed_constraints = NIL;
 
-
 // Schemas the parser looked up by a qualified name, while analysis collects
 // them (TopMemoryContext, so that the hook never allocates in a context that
 // an error could have freed).
@@ -513,6 +512,5 @@ const Oid *explicit_namespaces(int *n) {
     *n = looked_up_count;
     return looked_up_schemas;
 }
-
 
 }  // namespace pgmemo

@@ -102,6 +102,15 @@ bool hash_agrees_with_equality(Oid equality, Oid hash_proc) {
     return agrees;
 }
 
+// Values of tc's type hashed with its hash function (the type cache's:
+// it lives as long as the backend), laid out as an array's elements.
+void hash_values_as(TypeCacheEntry *tc, ScopeHasher *out) {
+    out->hash = &tc->hash_proc_finfo;
+    out->elem_len = tc->typlen;
+    out->elem_byval = tc->typbyval;
+    out->elem_align = tc->typalign;
+}
+
 }  // namespace
 
 bool scope_hasher_for(Oid column_type, Oid collation, ScopeHasher *out) {
@@ -115,10 +124,7 @@ bool scope_hasher_for(Oid column_type, Oid collation, ScopeHasher *out) {
     if (!OidIsValid(tc->eq_opr) || !OidIsValid(tc->hash_proc) || !hash_agrees_with_equality(tc->eq_opr, tc->hash_proc))
         return false;
     out->equality = tc->eq_opr;
-    out->hash = &tc->hash_proc_finfo;
-    out->elem_len = tc->typlen;
-    out->elem_byval = tc->typbyval;
-    out->elem_align = tc->typalign;
+    hash_values_as(tc, out);
     return true;
 }
 
@@ -138,9 +144,7 @@ bool scope_value_hasher(const ScopeHasher &column, Oid opno, bool column_left, O
     if (value_hash != column_hash && OidIsValid(column.collation) &&
         !get_collation_isdeterministic(column.collation))
         return false;
-    if (!scope_hasher_as(column, value_type, out) || out->hash->fn_oid != value_hash) return false;
-    out->equality = opno;
-    return true;
+    return scope_hasher_as(column, value_type, out) && out->hash->fn_oid == value_hash;
 }
 
 bool scope_hasher_as(const ScopeHasher &column, Oid value_type, ScopeHasher *out) {
@@ -150,10 +154,7 @@ bool scope_hasher_as(const ScopeHasher &column, Oid value_type, ScopeHasher *out
     TypeCacheEntry *tc = lookup_type_cache(value_type, TYPECACHE_HASH_PROC_FINFO);
     if (!OidIsValid(tc->hash_proc)) return false;
     out->value_type = value_type;
-    out->hash = &tc->hash_proc_finfo;
-    out->elem_len = tc->typlen;
-    out->elem_byval = tc->typbyval;
-    out->elem_align = tc->typalign;
+    hash_values_as(tc, out);
     return true;
 }
 

@@ -9,12 +9,10 @@ extern "C" {
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 }
 
 #include "call.hpp"
-#include "compat.hpp"
 #include "serve/serve_statement.hpp"
 
 namespace pgmemo {

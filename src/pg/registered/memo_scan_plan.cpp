@@ -82,5 +82,4 @@ Plan *memo_scan_over(Plan *plan, const Registration &registration, const char *t
     return &scan->scan.plan;
 }
 
-
 }  // namespace pgmemo

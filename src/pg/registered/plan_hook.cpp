@@ -34,7 +34,6 @@ extern "C" {
 namespace pgmemo {
 namespace {
 
-
 // The source text of the prepared statement a top-level EXECUTE runs.
 const char *executing_source = nullptr;
 
@@ -146,7 +145,7 @@ struct KnownShape {
 };
 KnownShape known_shapes[256];
 
-uint64 shape_of(Query *parse, const char *source, uint64 query_id) {
+uint64 known_shape(Query *parse, const char *source, uint64 query_id) {
     KnownShape &k = known_shapes[query_id % 256];
     if (k.query_id != query_id || query_id == 0) k = KnownShape{query_id, statement_shape(parse, source)};
     return k.shape_id;
@@ -174,7 +173,7 @@ bool serving_registration(Query *parse, const char *source, int cursor_options, 
     const Registration *found = find_registration(c.query_id);
     // The same statement sent another way (a literal for a parameter, a
     // bigint parameter for an integer one): served by its registration.
-    if (!found && any_registration_shapes()) found = find_registration_by_shape(shape_of(parse, source, c.query_id));
+    if (!found && any_registration_shapes()) found = find_registration_by_shape(known_shape(parse, source, c.query_id));
     if (!found) return false;
     // A name memo.statements' check should have refused (63 bytes at
     // most): never served, and planning must not fail for it.

@@ -4,6 +4,7 @@
 // would cache it (one SELECT over watched tables, nothing refused) and by a
 // superuser or the owner of every relation it reads; registering changes no
 // privilege. The planner's side is registered/README.md.
+#include "admission/statement_shape.hpp"
 #include "call.hpp"
 #include "shared_state.hpp"
 #include "compat.hpp"
@@ -138,7 +139,7 @@ CheckedStatement check_statement(const char *query_text, const char *what) {
     check_watched(s.analysis.relids, s.analysis.nrelids);
     check_may_register(s.analysis, what);
     s.query_id = planned_query_id(query, statement);
-    s.shape_id = planned_shape(query, statement);
+    s.shape_id = statement_shape(planned, statement);  // the rewritten query the planner hook sees
     return s;
 }
 
@@ -185,26 +186,28 @@ Datum register_statement(FunctionCallInfo fcinfo, const CheckedStatement &s) {
     Datum *relids = static_cast<Datum *>(palloc(sizeof(Datum) * (s.analysis.nrelids + 1)));
     for (uint32_t i = 0; i < s.analysis.nrelids; i++) relids[i] = ObjectIdGetDatum(s.analysis.relids[i]);
     ArrayType *relations = construct_array(relids, int(s.analysis.nrelids), REGCLASSOID, sizeof(Oid), true, TYPALIGN_INT);
-    Oid types[] = {INT8OID, TEXTOID, TEXTOID, INTERVALOID, INTERVALOID, INTERVALOID, REGCLASSARRAYOID, REGROLEOID};
+    Oid types[] = {INT8OID,           TEXTOID,          TEXTOID,    INTERVALOID, INTERVALOID,
+                   INTERVALOID,       REGCLASSARRAYOID, REGROLEOID, INT8OID};
     Datum values[] = {Int64GetDatum(int64(s.query_id)), PointerGetDatum(cache_name),
                       CStringGetTextDatum(s.text),      PG_ARGISNULL(2) ? 0 : PG_GETARG_DATUM(2),
                       PG_ARGISNULL(3) ? 0 : PG_GETARG_DATUM(3), PG_ARGISNULL(4) ? 0 : PG_GETARG_DATUM(4),
-                      PointerGetDatum(relations),       ObjectIdGetDatum(GetUserId())};
+                      PointerGetDatum(relations),       ObjectIdGetDatum(GetUserId()),
+                      Int64GetDatum(int64(s.shape_id))};
     char nulls[] = {' ', ' ', ' ', PG_ARGISNULL(2) ? 'n' : ' ', PG_ARGISNULL(3) ? 'n' : ' ',
-                    PG_ARGISNULL(4) ? 'n' : ' ', ' ', ' ', '\0'};
-    run_as_owner("INSERT INTO memo.statements AS s (query_id, cache_name, query, max_staleness, stale_on_error, "
-                 "error_ttl, relations, registered_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-                 "ON CONFLICT (query_id) DO UPDATE SET cache_name = excluded.cache_name, query = excluded.query, "
-                 "max_staleness = excluded.max_staleness, stale_on_error = excluded.stale_on_error, "
-                 "error_ttl = excluded.error_ttl, relations = excluded.relations, "
-                 "registered_by = excluded.registered_by, registered_at = now()",
-                 8, types, values, nulls);
-    if (statements_have_shapes()) {
-        Oid shape_types[] = {INT8OID, INT8OID};
-        Datum shape_values[] = {Int64GetDatum(int64(s.query_id)), Int64GetDatum(int64(s.shape_id))};
-        run_as_owner("UPDATE memo.statements SET shape_id = $2 WHERE query_id = $1", 2, shape_types, shape_values,
-                     nullptr);
-    }
+                    PG_ARGISNULL(4) ? 'n' : ' ', ' ', ' ', ' ', '\0'};
+    // 1.3's SQL keeps the shape too; 1.2's has no column for it.
+    bool shapes = statements_have_shapes();
+    char *sql = psprintf("INSERT INTO memo.statements AS s (query_id, cache_name, query, max_staleness, "
+                         "stale_on_error, error_ttl, relations, registered_by%s) "
+                         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8%s) "
+                         "ON CONFLICT (query_id) DO UPDATE SET cache_name = excluded.cache_name, "
+                         "query = excluded.query, max_staleness = excluded.max_staleness, "
+                         "stale_on_error = excluded.stale_on_error, error_ttl = excluded.error_ttl, "
+                         "relations = excluded.relations, registered_by = excluded.registered_by, "
+                         "registered_at = now()%s",
+                         shapes ? ", shape_id" : "", shapes ? ", $9" : "",
+                         shapes ? ", shape_id = excluded.shape_id" : "");
+    run_as_owner(sql, shapes ? 9 : 8, types, values, nulls);
     PG_RETURN_INT64(int64(s.query_id));
 }
 

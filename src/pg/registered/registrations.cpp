@@ -60,7 +60,6 @@ struct Registry {
 };
 Registry registry;
 
-
 int interval_ms(Datum d, bool isnull) { return isnull ? 0 : interval_option_ms(d); }
 
 HTAB *new_table(const char *name, Size keysize, Size entrysize) {
@@ -82,13 +81,14 @@ void add_registration(HeapTuple tuple, TupleDesc desc) {
     bool found;
     auto *r = static_cast<Registration *>(hash_search(registry.by_query_id, &query_id, HASH_ENTER, &found));
     r->query_id = query_id;
-    r->shape_id = has_shape ? uint64(DatumGetInt64(values[kShapeId - 1])) : 0;
-    if (r->shape_id != 0) {
+    // Its shape (admission/statement_shape.hpp); none under 1.2's SQL.
+    uint64 shape_id = has_shape ? uint64(DatumGetInt64(values[kShapeId - 1])) : 0;
+    if (shape_id != 0) {
         // Several registrations of one shape: the one with the lowest query
         // identifier serves the statements of that shape no registration
         // names exactly, whatever order the table is read in. (Entries of
         // a dynahash do not move.)
-        auto *s = static_cast<ShapeEntry *>(hash_search(registry.by_shape, &r->shape_id, HASH_ENTER, &found));
+        auto *s = static_cast<ShapeEntry *>(hash_search(registry.by_shape, &shape_id, HASH_ENTER, &found));
         if (!found || int64(r->query_id) < int64(s->registration->query_id)) s->registration = r;
     }
     r->cache_name = MemoryContextStrdup(registry.context, TextDatumGetCString(values[kCacheName - 1]));
@@ -193,7 +193,6 @@ void registrations_out_of_date(Datum, Oid relid) {
         registry.invalidations++;
     }
 }
-
 
 }  // namespace pgmemo
 

@@ -12,7 +12,6 @@ namespace pgmemo {
 
 struct Registration {
     uint64 query_id;
-    uint64 shape_id;         // its shape (admission/statement_shape.hpp); 0: none known (1.2's SQL)
     const char *cache_name;  // in the registry's memory
     StatementOptions options;
 };

@@ -19,10 +19,6 @@ namespace pgmemo {
 
 namespace {
 
-Micros now_micros() { return GetCurrentTimestamp(); }
-
-const char *cache_name_of(uint32_t stats_slot) { return shared_state().stats.slot(stats_slot).name; }
-
 // A statement_timeout cancels with the same SQLSTATE as a user's cancel.
 // Told apart by the timer: armed before the call, fired (no longer active)
 // and past its deadline now.
@@ -62,14 +58,14 @@ OlderAnswer older_answer(const CopyOutSink &sink, LookupStatus status) {
 }
 
 bool within_bound(const OlderAnswer &older, int bound_ms) {
-    return older.present && bound_ms > 0 && now_micros() - older.invalidated_after <= Micros(bound_ms) * 1000;
+    return older.present && bound_ms > 0 && GetCurrentTimestamp() - older.invalidated_after <= Micros(bound_ms) * 1000;
 }
 
 // The last tenth of the bound is left for the refresh to finish in.
 constexpr int kRefreshAtTenths = 9;
 
 bool refresh_due(const OlderAnswer &older) {
-    return now_micros() - older.stamped_at >= Micros(guc_max_staleness_ms) * 1000 * kRefreshAtTenths / 10;
+    return GetCurrentTimestamp() - older.stamped_at >= Micros(guc_max_staleness_ms) * 1000 * kRefreshAtTenths / 10;
 }
 
 bool serve_older(const OlderAnswer &older, uint32_t stats_slot, Counter counter, Result *out) {
