@@ -3,9 +3,9 @@
 // the delta log.
 //
 // Locks: collect_records holds the delta log's LWLock (shared) while it
-// copies records and reads the counters, and calls nothing that can raise
-// under it but palloc of the copies (an ERROR releases the lock). The
-// evaluation holds none.
+// copies records and reads the counters, and calls nothing under it that
+// can raise (the copies are allocated without raising), so that the lock
+// is never held with another pg_memo lock. The evaluation holds none.
 #include "deltas/delta_evaluate.hpp"
 
 extern "C" {
@@ -390,6 +390,11 @@ bool collect_records(const DepStamp *deps, uint32_t ndeps, Oid relid, uint64 *cu
                      bool *busy) {
     Shared &sh = shared_state();
     auto **found = static_cast<const DeltaRecord **>(palloc(sizeof(DeltaRecord *) * kMaxRecords));
+    // Copied under the lock without raising (an ERROR would take the flight
+    // lock in a caller's cleanup while this one is held): a copy that
+    // cannot be made, or more than kMaxRecords, means "cannot tell".
+    auto **copies = static_cast<DeltaRecord **>(palloc(sizeof(DeltaRecord *) * kMaxRecords));
+    uint32_t ncopies = 0;
     bool complete = true;
     LWLockAcquire(delta_lock(), LW_SHARED);
     for (int pass = 0; pass < 2 && complete; pass++) {
@@ -409,17 +414,24 @@ bool collect_records(const DepStamp *deps, uint32_t ndeps, Oid relid, uint64 *cu
                 complete = false;
                 break;
             }
-            for (uint32_t j = 0; j < n; j++) {
+            for (uint32_t j = 0; j < n && complete; j++) {
                 const DeltaRecord *r = found[j];
                 // Another table's rows on the same counter change nothing here.
                 if (r->relid != relid || r->dbid != MyDatabaseId) continue;
-                auto *copy = static_cast<DeltaRecord *>(palloc(r->length));
+                auto *copy = ncopies == kMaxRecords ? nullptr
+                                                    : static_cast<DeltaRecord *>(palloc_extended(
+                                                          r->length, MCXT_ALLOC_NO_OOM));
+                if (!copy) {
+                    complete = false;
+                    break;
+                }
                 memcpy(copy, r, r->length);
-                *records = lappend(*records, copy);
+                copies[ncopies++] = copy;
             }
         }
     }
     LWLockRelease(delta_lock());
+    for (uint32_t i = 0; i < ncopies; i++) *records = lappend(*records, copies[i]);
     return complete;
 }
 

@@ -52,12 +52,12 @@ bool evaluate_records(const Shape &shape, Kind kind, ParamListInfo params, const
 // Copies, from the delta log, the records of relid on the counters of deps
 // that moved since their stamps, and each counter's current value. False:
 // some value has no record (a write that was not captured, DDL), or there
-// are too many, or *busy: a commit is in progress on a carry position. A
-// scope's counter has no records: the writes that moved it have theirs on
-// the carry position, read last and only once no commit is in progress on
-// it, so that every scope bump read here is matched by its commit's record
-// there, in whichever order the commit bumped them (docs/consistency.md,
-// "Scopes").
+// are too many, or memory is short for their copies, or *busy: a commit
+// is in progress on a carry position. A scope's counter has no records:
+// the writes that moved it have theirs on the carry position, read last
+// and only once no commit is in progress on it, so that every scope bump
+// read here is matched by its commit's record there, in whichever order
+// the commit bumped them (docs/consistency.md, "Scopes").
 bool collect_records(const DepStamp *deps, uint32_t ndeps, Oid relid, uint64 *current, List **records,
                      bool *busy = nullptr);
 
