@@ -105,8 +105,9 @@ BEGIN
      WHERE p.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
                       WHERE d.datname = pg_catalog.current_database())
        AND p.query OPERATOR(pg_catalog.~*) '^\s*(select|with|table|values|\()'
-       -- a statement without FROM reads no relation (its constants are $n here)
-       AND p.query OPERATOR(pg_catalog.~*) '\mfrom\M'
+       -- a statement without FROM (nor TABLE) reads no relation (its
+       -- constants are $n here)
+       AND p.query OPERATOR(pg_catalog.~*) '(\mfrom\M|^\s*table\M)'
      GROUP BY p.queryid
      ORDER BY 3 DESC$q$, pss_schema)
   LOOP

@@ -168,6 +168,9 @@ $node->safe_psql('postgres', q{SELECT pg_backend_pid()}) for 1 .. 3;
 is($node->safe_psql('postgres', q{
   SELECT count(*) FROM memo.candidates(1000) WHERE query LIKE '%pg_type%' OR query LIKE '%pg_backend_pid%'}), '0',
    'memo.candidates leaves out statements over system catalogs and those that read no relation');
+$node->safe_psql('postgres', q{TABLE cl_items}) for 1 .. 3;
+is($node->safe_psql('postgres', q{SELECT count(*) FROM memo.candidates(1000) WHERE query = 'TABLE cl_items'}), '1',
+   'memo.candidates keeps a TABLE statement, which reads its table');
 is($node->safe_psql('postgres', q{
   SELECT count(*) || ' ' || count(*) FILTER (WHERE registered) FROM memo.candidates(1000)
    WHERE query LIKE 'SELECT id, title FROM cl_items WHERE team = % ORDER BY id DESC LIMIT %'}) =~ /^(\d+) (\d+)$/
