@@ -86,10 +86,10 @@ waiter_no_recheck() {
     's/(LookupStatus Store::read_pinned\(.*?)\n\s*switch \(gens_\.check\(e->deps\(\), e->ndeps\)\) \{.*?\n\s*\}\n/$1\n/s'
 }
 delta_twice() {
-  mutate "$1/src/pg/deltas/delta_evaluate.cpp" 's/(\*records = lappend\(\*records, copy\);)/$1 $1/'
+  mutate "$1/src/pg/deltas/delta_evaluate.cpp" 's/(\*records = lappend\(\*records, copies\[i\]\);)/{ $1 $1 }/'
 }
 delta_skipped() {
-  mutate "$1/src/pg/deltas/delta_evaluate.cpp" 's/for \(uint32_t j = 0; j < n; j\+\+\) \{/for (uint32_t j = 0; j + 1 < n; j++) {/'
+  mutate "$1/src/pg/deltas/delta_evaluate.cpp" 's/for \(uint32_t j = 0; j < n && complete; j\+\+\) \{/for (uint32_t j = 0; j + 1 < n \&\& complete; j++) {/'
 }
 delta_aborted() {
   mutate "$1/src/pg/invalidate/delta_capture.cpp" 's/(void forget_rows_captured_in\(SubTransactionId subid\) \{\n)/$1    return;\n/'
@@ -111,7 +111,7 @@ error_unchecked() {
 }
 stale_unbounded() {
   mutate "$1/src/pg/serve/older_answers.cpp" \
-    's/return older\.present && bound_ms > 0 && now_micros\(\) - older\.invalidated_after <= Micros\(bound_ms\) \* 1000;/return older.present \&\& bound_ms > 0;/'
+    's/return older\.present && bound_ms > 0 && GetCurrentTimestamp\(\) - older\.invalidated_after <= Micros\(bound_ms\) \* 1000;/return older.present \&\& bound_ms > 0;/'
 }
 restore_moved() {
   mutate "$1/src/core/saved_cache.cpp" \
