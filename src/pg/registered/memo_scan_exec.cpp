@@ -4,6 +4,8 @@
 // its rows then returned from a tuplestore; EXPLAIN's lines.
 #include "registered/memo_scan.hpp"
 
+#include "compat.hpp"  // EXPLAIN's property functions (18 moved them to explain_format.h)
+
 extern "C" {
 #include "executor/executor.h"
 #include "executor/tuptable.h"
