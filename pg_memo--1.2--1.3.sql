@@ -141,3 +141,116 @@ $f$;
 
 COMMENT ON FUNCTION @extschema@.candidates(integer) IS
 'The statements pg_stat_statements ranks highest by total time (not those over system catalogs or reading no relation), with whether a registration serves each (by query identifier or shape), whether memo.cache_statement would take it and why not';
+
+-------------------------------------------------------------------------------
+-- memo.admission (1.3): automatic admission (pg_memo.admission; docs/
+-- reference.md, "Automatic admission"). Each statement shape observed in
+-- this database, its state and why, with what it cost and saved. A shape's
+-- sample statement and query identifier are shown to the role that sent it
+-- and to members of pg_read_all_stats only: a statement's text may hold its
+-- values.
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.admission_shapes(
+    OUT shape_id bigint, OUT state text, OUT reason text, OUT calls bigint, OUT mean_ms double precision,
+    OUT served_calls bigint, OUT recomputed bigint, OUT saved_ms double precision, OUT demotions integer,
+    OUT state_since timestamptz, OUT userid oid, OUT query_id bigint, OUT query text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_memo_admission_1_3'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.admission_shapes() IS
+'The rows of memo.admission: each statement shape automatic admission observes in this database';
+
+CREATE VIEW @extschema@.admission AS SELECT * FROM @extschema@.admission_shapes();
+
+COMMENT ON VIEW @extschema@.admission IS
+'Statement shapes automatic admission observes (pg_memo.admission): state, reason, cost and saving';
+
+CREATE FUNCTION @extschema@.admission_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_memo_admission_reset_1_3'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.admission_reset() IS
+'Forgets every shape automatic admission observed, admitted or demoted, in every database';
+
+REVOKE ALL ON FUNCTION @extschema@.admission_reset() FROM PUBLIC;
+GRANT SELECT ON @extschema@.admission TO PUBLIC;
+
+-------------------------------------------------------------------------------
+-- memo.statement_variants() and memo.registered_statements (1.3): the
+-- statements pg_stat_statements recorded in this database, each with its
+-- shape, so that each registration shows the variants of its shape clients
+-- sent (a literal for a parameter, a bigint parameter for an integer one)
+-- and says so when it serves nothing while clients send its shape.
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.statement_variants()
+RETURNS TABLE (shape_id bigint, query_id bigint, calls bigint, query text)
+LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+AS $f$
+DECLARE
+  pss_schema name;
+  r record;
+BEGIN
+  SELECT n.nspname INTO pss_schema
+    FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
+   WHERE x.extname = 'pg_stat_statements';
+  IF pss_schema IS NULL THEN
+    RETURN;  -- nothing recorded: no variants
+  END IF;
+  FOR r IN EXECUTE format($q$
+      SELECT p.queryid, pg_catalog.sum(p.calls)::bigint AS calls, pg_catalog.min(p.query) AS query
+        FROM %I.pg_stat_statements p
+       WHERE p.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
+                        WHERE d.datname = pg_catalog.current_database())
+         AND p.query OPERATOR(pg_catalog.~*) '^\s*(select|with|table)\M'
+       GROUP BY p.queryid$q$, pss_schema)
+  LOOP
+    BEGIN
+      shape_id := @extschema@.statement_shape(r.query);
+    EXCEPTION WHEN OTHERS THEN
+      CONTINUE;  -- a text that does not analyze here (another search path, a dropped table)
+    END;
+    query_id := r.queryid;
+    calls := r.calls;
+    query := r.query;
+    RETURN NEXT;
+  END LOOP;
+END
+$f$;
+
+COMMENT ON FUNCTION @extschema@.statement_variants() IS
+'The read statements pg_stat_statements recorded in this database, each with its shape (none without pg_stat_statements)';
+
+CREATE OR REPLACE VIEW @extschema@.registered_statements AS
+WITH variants AS MATERIALIZED (SELECT * FROM @extschema@.statement_variants())
+SELECT s.query_id, s.cache_name, s.query, s.max_staleness, s.stale_on_error, s.error_ttl,
+       s.relations, s.registered_by, s.registered_at,
+       CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.unnest(s.relations) AS r(relid)
+                          WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = r.relid))
+            THEN 'a table it reads was dropped'
+            WHEN COALESCE(st.calls, 0) = 0 AND COALESCE(v.calls, 0) > 0
+            THEN pg_catalog.format('serves nothing, while pg_stat_statements has %s calls of its shape', v.calls)
+            ELSE 'serving' END AS state,
+       COALESCE(st.calls, 0) AS calls, COALESCE(st.hits, 0) AS hits, COALESCE(st.misses, 0) AS misses,
+       COALESCE(st.computations, 0) AS computations, COALESCE(st.bypasses, 0) AS bypasses,
+       COALESCE(st.bypass_reasons, '{}') AS bypass_reasons, COALESCE(st.refused_plans, 0) AS refused_plans,
+       COALESCE(st.stale_hits, 0) AS stale_hits, COALESCE(st.entries, 0) AS entries,
+       COALESCE(st.mean_compute_ms, 0) AS mean_compute_ms,
+       -- each hit saved about one computation's time
+       COALESCE(st.hits * st.mean_compute_ms, 0) AS saved_ms,
+       s.shape_id,
+       COALESCE(v.variants, 0) AS variants,
+       COALESCE(v.calls, 0) AS variant_calls
+  FROM @extschema@.statements s
+  LEFT JOIN @extschema@.stats st ON st.dbid = (SELECT oid FROM pg_catalog.pg_database
+                                                WHERE datname = pg_catalog.current_database())
+                                AND st.cache_name = s.cache_name
+  LEFT JOIN LATERAL (SELECT pg_catalog.count(*) AS variants, pg_catalog.sum(vv.calls)::bigint AS calls
+                       FROM variants vv
+                      WHERE vv.shape_id = s.shape_id OR vv.query_id = s.query_id) v ON true;
+
+COMMENT ON VIEW @extschema@.registered_statements IS
+'Registered statements with their calls, hits, computations and bypasses, whether they serve, and the statements of their shape pg_stat_statements recorded';

@@ -13,4 +13,5 @@ PG_MEMO_CORE_SOURCES = \
 	src/core/flight.cpp \
 	src/core/delta_log.cpp \
 	src/core/saved_cache.cpp \
-	src/core/prepared_marks.cpp
+	src/core/prepared_marks.cpp \
+	src/core/admission_policy.cpp

@@ -7,6 +7,8 @@
 // APIs and are compiled with 17's.
 #pragma once
 
+#include "function_ref.hpp"
+
 extern "C" {
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
@@ -317,6 +319,33 @@ inline bool compat_btree_interpretation(Oid opno, CompatBtreeInterpretation *out
     return true;
 #endif
 }
+
+// ExecutorRun_hook: 18 dropped its execute_once argument. around(qd, run)
+// runs the executor (the hook it replaced, or PostgreSQL's) by calling run.
+template <void (*around)(QueryDesc *, FnRef<void()>)>
+struct CompatExecutorRunHook {
+    static inline ExecutorRun_hook_type before = nullptr;
+
+#if PG_VERSION_NUM >= 180000
+    static void hook(QueryDesc *qd, ScanDirection direction, uint64 count) {
+        around(qd, [&] {
+            if (before)
+                before(qd, direction, count);
+            else
+                standard_ExecutorRun(qd, direction, count);
+        });
+    }
+#else
+    static void hook(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once) {
+        around(qd, [&] {
+            if (before)
+                before(qd, direction, count, execute_once);
+            else
+                standard_ExecutorRun(qd, direction, count, execute_once);
+        });
+    }
+#endif
+};
 
 // PostgreSQL's identifier of an analyzed query, the one pg_stat_statements
 // shows (the same for every constant's value and for white space). 16 moved

@@ -27,6 +27,13 @@ bool guc_save = true;
 bool guc_standby_records = false;
 int guc_unwatched_tables = kUnwatchedError;
 int guc_log_reasons = 0;
+int guc_admission = kAdmissionOff;
+int guc_admission_shapes = 1000;
+int guc_admission_max_admitted = 100;
+double guc_admission_min_cost_ms = 1.0;
+int guc_admission_calls = 5;
+int guc_admission_retry_s = 60;
+int guc_admission_max_demotions = 3;
 int limit_warning_level = WARNING;
 
 bool limit_message_due(Limit limit) {
@@ -45,6 +52,42 @@ const struct config_enum_entry log_reasons_options[] = {
     {"off", 0, false},        {"debug5", DEBUG5, false}, {"debug4", DEBUG4, false}, {"debug3", DEBUG3, false},
     {"debug2", DEBUG2, false}, {"debug1", DEBUG1, false}, {"debug", DEBUG2, true},  {"log", LOG, false},
     {"info", INFO, false},     {"notice", NOTICE, false}, {"warning", WARNING, false}, {nullptr, 0, false}};
+const struct config_enum_entry admission_options[] = {
+    {"off", kAdmissionOff, false}, {"advise", kAdmissionAdvise, false}, {"auto", kAdmissionAuto, false},
+    {nullptr, 0, false}};
+
+// The settings of automatic admission (docs/reference.md, "Automatic admission").
+void define_admission_settings() {
+    DefineCustomEnumVariable(
+        "pg_memo.admission", "Whether pg_memo observes, and serves, statements nobody registered.",
+        "off (the default) serves registered statements only; advise observes every top-level SELECT "
+        "and says in memo.admission which statements it would serve and why; auto serves those.",
+        &guc_admission, kAdmissionOff, admission_options, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.admission_shapes", "Number of statement shapes automatic admission can observe.",
+        "Shapes past it are not observed (memo.admission_summary counts them); 0 observes none.",
+        &guc_admission_shapes, 1000, 0, 100000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.admission_max_admitted", "Number of shapes automatic admission serves at once.",
+        "A shape that would be admitted past it waits, with that reason in memo.admission.",
+        &guc_admission_max_admitted, 100, 0, 100000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomRealVariable(
+        "pg_memo.admission_min_cost", "Mean execution time, in milliseconds, below which a shape is not admitted.",
+        "A statement cheaper than this gains less from a hit than a miss costs it.",
+        &guc_admission_min_cost_ms, 1.0, 0.0, 1e9, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.admission_calls", "Executions of a shape in one window of automatic admission.",
+        "A shape is judged after this many executions, and an admitted one after four times as many.",
+        &guc_admission_calls, 5, 1, 1000000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.admission_retry", "How long a demoted or refused shape waits before it is observed again.",
+        "Doubled at each further demotion.", &guc_admission_retry_s, 60, 0, INT_MAX / 1000, PGC_SUSET,
+        GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.admission_max_demotions", "Demotions after which a shape is not admitted again.",
+        "memo.admission_reset() forgets them; a registration serves a shape whatever its demotions.",
+        &guc_admission_max_demotions, 3, 1, 1000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+}
 }  // namespace
 
 void define_settings() {
@@ -141,6 +184,7 @@ void define_settings() {
         "A standby that replays them must preload pg_memo: its replay stops at the first record "
         "otherwise, until pg_memo is installed there.",
         &guc_standby_records, false, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
+    define_admission_settings();
     MarkGUCPrefixReserved("pg_memo");
 }
 

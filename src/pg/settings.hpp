@@ -41,6 +41,17 @@ extern int limit_warning_level;
 enum class Limit { ResultNotStored, StatsFull, FlightsFull, Count };
 bool limit_message_due(Limit limit);
 
+// pg_memo.admission: whether statements nobody registered are observed,
+// and served once their measured cost pays (admission/shapes_table.hpp).
+enum Admission { kAdmissionOff, kAdmissionAdvise, kAdmissionAuto };
+extern int guc_admission;
+extern int guc_admission_shapes;          // pg_memo.admission_shapes
+extern int guc_admission_max_admitted;    // pg_memo.admission_max_admitted
+extern double guc_admission_min_cost_ms;  // pg_memo.admission_min_cost
+extern int guc_admission_calls;           // pg_memo.admission_calls
+extern int guc_admission_retry_s;         // pg_memo.admission_retry
+extern int guc_admission_max_demotions;   // pg_memo.admission_max_demotions
+
 // Defines them; called from _PG_init.
 void define_settings();
 

@@ -73,6 +73,14 @@
 # of the literal one the client sends: served through the registration's
 # shape (issue 47, "Statements matched by shape").
 #
+# ADV_ADMISSION (with ADV_REGISTERED, test/t/024): nothing is registered;
+# the server admits every shape after one execution (pg_memo.admission =
+# auto, admission_min_cost 0, admission_calls 1), so that the probe's
+# statement is served through automatic admission (issue 47). Each probe
+# starts with memo.admission_reset(), and its warm phase calls once more
+# (the first call is observed, not served). Served calls are counted
+# under the cache names of admitted shapes, 'auto:%'.
+#
 # ADV_REGISTERED (test/t/019): the "memo call" is the probe's query run as
 # a client runs it, at the top level, registered with memo.cache_statement
 # under the probe's cache name (a registered statement); the direct query
@@ -142,7 +150,7 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw(adv_install adv_drop_roles adv_run_probe adv_run_probe_on_standbys adv_verdict adv_report adv_writes_rows_only adv_check_canary);
+our @EXPORT = qw(adv_install adv_drop_roles adv_run_probe adv_run_probe_on_standbys adv_verdict adv_report adv_writes_rows_only adv_check_canary adv_run_top_level_probes);
 our $TODO;
 
 # Installs pg_memo and the helper that runs one statement and returns its
@@ -207,11 +215,18 @@ sub cache_name { return 'adv.' . $_[0]->{name}; }
 # remembered errors and older answers.
 sub served {
     my ($node, $p, $db) = @_;
+    my $names = $ENV{ADV_ADMISSION} ? q{LIKE 'auto:%'} : '= ' . lit(cache_name($p));
     return $node->safe_psql($db // 'postgres',
-        'SELECT coalesce(sum(hits + error_hits + stale_hits), 0) FROM memo.stats WHERE cache_name = ' . lit(cache_name($p)));
+        "SELECT coalesce(sum(hits + error_hits + stale_hits), 0) FROM memo.stats WHERE cache_name $names");
 }
 
-sub expects_caching { my ($p) = @_; return !defined $p->{refuse} && !$p->{uncached}; }
+sub expects_caching {
+    my ($p) = @_;
+    # Automatic admission measures executions that end: a statement that
+    # raises every time (what a remembered error serves) is never admitted.
+    return 0 if $ENV{ADV_ADMISSION} && ($p->{session} // '') =~ /pg_memo\.error_ttl/;
+    return !defined $p->{refuse} && !$p->{uncached};
+}
 
 # The warm phase's check that the cache served the probe.
 sub served_check {
@@ -245,6 +260,11 @@ our $registered_by_shape = 0;
 # shape, not its query identifier), else as the client sends it.
 sub register_statement {
     my ($node, $p) = @_;
+    if ($ENV{ADV_ADMISSION}) {
+        # Admitted, not registered: every shape starts afresh.
+        $node->safe_psql('postgres', 'SELECT memo.admission_reset()');
+        return 1;
+    }
     my $sql = "SET client_min_messages = warning;
 ";
     $sql .= "SET search_path = $p->{path};
@@ -571,7 +591,7 @@ sub adv_run_probe {
         my $served = served($node, $p);
         my ($m, $d) = compare_in($r, $p, 0);
         $record->('warm', 'R#1 (first call)', $m, $d, %refuse);
-        for my $i (2 .. 2 + ($p->{learns} // 0)) {
+        for my $i (2 .. 2 + ($p->{learns} // 0) + ($ENV{ADV_ADMISSION} ? 1 : 0)) {
             ($m, $d) = compare_in($r, $p, 0);
             $record->('warm', "R#$i", $m, $d, %refuse);
         }
@@ -873,6 +893,27 @@ sub adv_report {
         };
     }
     return $failed;
+}
+
+# Runs every probe through top-level statements (ADV_REGISTERED: test/t/019,
+# 023, 024), reporting each; notes how many failed and the checks by
+# verdict, and returns the checks' counts by verdict (a warm call served
+# from the cache counted apart).
+sub adv_run_top_level_probes {
+    my ($node, @probes) = @_;
+    my ($failed_probes, $run_probes) = (0, 0);
+    my %verdicts;
+    for my $p (@probes) {
+        my @checks = adv_run_probe($node, $p);
+        $run_probes++;
+        $failed_probes++ if adv_report($p, @checks);
+        $verdicts{ $_->{note} =~ /served from the cache/ ? 'served from the cache before the change' : $_->{verdict} }++
+          for @checks;
+    }
+    Test::More::note("probes with a failure: $failed_probes of $run_probes"
+                     . ($ENV{ADV_ONLY} ? " (ADV_ONLY $ENV{ADV_ONLY})" : ''));
+    Test::More::note('checks: ' . join(', ', map { "$_ $verdicts{$_}" } sort keys %verdicts));
+    return %verdicts;
 }
 
 1;

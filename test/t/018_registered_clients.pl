@@ -102,6 +102,21 @@ cmp_ok($node->safe_psql('postgres', q{
   SELECT count(DISTINCT queryid) FROM pg_stat_statements
    WHERE query LIKE 'SELECT id, title FROM cl_items WHERE team = % ORDER BY id DESC LIMIT %'}), '>=', 3,
    'pg_stat_statements counts them as several statements');
+# memo.registered_statements shows the variants of its shape that clients
+# sent, and a registration that serves nothing while they send its shape
+# says so (here: its statements only ever ran with serving off).
+cmp_ok($node->safe_psql('postgres', q{SELECT variants FROM memo.registered_statements WHERE cache_name = 'cl.shape'}),
+       '>=', 3, 'memo.registered_statements counts the variants of its shape pg_stat_statements recorded');
+is($node->safe_psql('postgres', q{SELECT state FROM memo.registered_statements WHERE cache_name = 'cl.shape'}),
+   'serving', 'a registration serving its variants says so');
+$node->safe_psql('postgres', q{
+  SELECT memo.cache_statement('SELECT count(*) FROM cl_items WHERE team = $1 AND id > 0', 'cl.unserved');
+  SET pg_memo.serve_statements = off;
+  SELECT count(*) FROM cl_items WHERE team = 3 AND id > 0;
+  SELECT count(*) FROM cl_items WHERE team = 4::bigint AND id > 0;});
+is($node->safe_psql('postgres', q{SELECT state FROM memo.registered_statements WHERE cache_name = 'cl.unserved'}),
+   'serves nothing, while pg_stat_statements has 2 calls of its shape',
+   'a registration that serves nothing while clients send its shape says so');
 
 # ---- 3. node-postgres ---------------------------------------------------------
 my $have_node = -d "$clients/node_modules/pg";

@@ -30,17 +30,7 @@ adversarial_setup($node);
 # (MemoAdversarial.pm, adv_check_canary), through a registered statement.
 adv_check_canary($node, 4243);
 
-my ($failed_probes, $run_probes) = (0, 0);
-my %verdicts;
-for my $p (@probes) {
-    my @checks = adv_run_probe($node, $p);
-    $run_probes++;
-    $failed_probes++ if adv_report($p, @checks);
-    $verdicts{ $_->{note} =~ /served from the cache/ ? 'served from the cache before the change' : $_->{verdict} }++
-      for @checks;
-}
-note("probes with a failure: $failed_probes of $run_probes" . ($ENV{ADV_ONLY} ? " (ADV_ONLY $ENV{ADV_ONLY})" : ''));
-note('checks: ' . join(', ', map { "$_ $verdicts{$_}" } sort keys %verdicts));
+adv_run_top_level_probes($node, @probes);
 # (ADV_ONLY=<regex>, by hand: a subset of the probes)
 cmp_ok($node->safe_psql('postgres', q{SELECT count(*) FROM memo.statements WHERE cache_name LIKE 'adv.%'}),
        '>', 100, 'most probes were registered')

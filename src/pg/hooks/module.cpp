@@ -10,7 +10,9 @@
 #include "durability/two_phase.hpp"
 #include "durability/wal_records.hpp"
 #include "durability/warm_restart.hpp"
+#include "admission/shapes_table.hpp"
 #include "registered/memo_scan.hpp"
+#include "registered/observed_executions.hpp"
 #include "registered/plan_hook.hpp"
 #include "registered/registrations.hpp"
 #include "settings.hpp"
@@ -46,6 +48,7 @@ void _PG_init(void) {
     pgmemo::add_shared_region_part({pgmemo::standby_replay_shared_size, pgmemo::standby_replay_attach});
     pgmemo::add_shared_region_part({pgmemo::commit_counts_shared_size, pgmemo::commit_counts_attach});
     pgmemo::add_shared_region_part({pgmemo::learned_reads_shared_size, pgmemo::learned_reads_attach});
+    pgmemo::add_shared_region_part({pgmemo::shapes_shared_size, pgmemo::shapes_attach});
     pgmemo::add_shared_region_part({pgmemo::warm_restart_shared_size, pgmemo::warm_restart_attach});
     pgmemo::shmem_request_before_memo = shmem_request_hook;
     shmem_request_hook = pgmemo::request_shared_memory;
@@ -86,4 +89,12 @@ void _PG_init(void) {
     planner_hook = pgmemo::plan_statement;
     RegisterCustomScanMethods(&pgmemo::memo_scan_methods);
     CacheRegisterRelcacheCallback(pgmemo::on_relcache_invalidation, (Datum)0);
+
+    // Automatic admission's measurements (observed_executions.hpp): each
+    // run of a plan the planner hook observes is timed, each execution
+    // counted at its end, served or not.
+    pgmemo::ExecutionTimer::before = ExecutorRun_hook;
+    ExecutorRun_hook = pgmemo::ExecutionTimer::hook;
+    pgmemo::executor_end_before_memo = ExecutorEnd_hook;
+    ExecutorEnd_hook = pgmemo::end_executor;
 }

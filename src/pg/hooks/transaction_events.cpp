@@ -12,18 +12,20 @@
 //                 transaction's state file (two_phase.hpp); an apply
 //                 worker's PREPARED record
 //   COMMIT        the bump is due (below); the PREPARE's gid forgotten;
-//                 statements released (compute/call_plans.hpp)
+//                 statements released (compute/call_plans.hpp); executions
+//                 not ended forgotten (registered/observed_executions.hpp)
 //   resource release, lock phase, top level, after a COMMIT: the bump
 //                 (with the delta records), the announcement withdrawn,
 //                 dropped tables' entries freed, the transaction forgotten
 //   PREPARE       the gid forgotten, the transaction forgotten, statements
-//                 released
+//                 released, executions not ended forgotten
 //   ABORT         the announcement withdrawn, the state file of a failed
 //                 PREPARE removed, the transaction forgotten, flights left
-//                 (flights.hpp), statements released
+//                 (flights.hpp), statements released, executions not
+//                 ended forgotten
 //   ABORT_SUB     schema lookups stopped (catalog_changes.hpp), the rows
 //                 captured inside the subtransaction dropped
-//                 (delta_capture.hpp)
+//                 (delta_capture.hpp), executions not ended forgotten
 #include "hooks/transaction_events.hpp"
 
 extern "C" {
@@ -38,6 +40,7 @@ extern "C" {
 #include "invalidate/catalog_changes.hpp"
 #include "invalidate/invalidation.hpp"
 #include "invalidate/write_set.hpp"
+#include "registered/observed_executions.hpp"
 
 namespace pgmemo {
 
@@ -71,6 +74,7 @@ void on_transaction_event(XactEvent event, void *) {
             commit_is_visible();
             forget_prepare_gid(true);  // a PREPARE outside a transaction block
             release_statements_in_use();
+            forget_running_executions();
             break;
         case XACT_EVENT_PARALLEL_COMMIT:
             release_statements_in_use();
@@ -79,6 +83,7 @@ void on_transaction_event(XactEvent event, void *) {
             forget_prepare_gid(true);
             forget_transaction();
             release_statements_in_use();
+            forget_running_executions();
             break;
         case XACT_EVENT_ABORT:
         case XACT_EVENT_PARALLEL_ABORT:
@@ -87,6 +92,7 @@ void on_transaction_event(XactEvent event, void *) {
             forget_transaction();
             flights_cleanup();  // normally done already by the flight's own PG_CATCH
             release_statements_in_use();
+            forget_running_executions();
             break;
         default: break;
     }
@@ -97,6 +103,7 @@ void on_subtransaction_event(SubXactEvent event, SubTransactionId subid, SubTran
     if (event != SUBXACT_EVENT_ABORT_SUB) return;
     catalog_changes_subtransaction_aborted();
     forget_rows_captured_in(subid);
+    forget_running_executions();
 }
 
 // The lock phase of a top-level commit's resource release comes after

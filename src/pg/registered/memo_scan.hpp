@@ -42,4 +42,8 @@ extern const CustomScanMethods memo_scan_methods;
 // is not of MemoScanPrivate's shape.
 Node *create_memo_scan_state(CustomScan *plan);
 
+// Whether state is a pg_memo node that served its statement, and how
+// (observed_executions.cpp counts a served execution apart).
+bool memo_scan_outcome(PlanState *state, Served *served);
+
 }  // namespace pgmemo

@@ -157,6 +157,15 @@ constexpr CustomExecMethods memo_scan_exec_methods = make_exec_methods();
 
 }  // namespace
 
+bool memo_scan_outcome(PlanState *state, Served *served) {
+    if (!state || !IsA(state, CustomScanState)) return false;
+    if (reinterpret_cast<CustomScanState *>(state)->methods != &memo_scan_exec_methods) return false;
+    auto *s = reinterpret_cast<MemoScanState *>(state);
+    if (!s->filled) return false;
+    *served = s->served;
+    return true;
+}
+
 Node *create_memo_scan_state(CustomScan *plan) {
     List *custom_private = plan->custom_private;
     if (list_length(custom_private) != kMemoScanPrivateCount)

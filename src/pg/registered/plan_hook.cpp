@@ -7,12 +7,14 @@
 // names variables a miss could not bind.
 #include "registered/plan_hook.hpp"
 
+#include "admission/shapes_table.hpp"
 #include "admission/statement_shape.hpp"
 #include "call.hpp"
 #include "compat.hpp"
 #include "compute/analysis.hpp"
 #include "compute/learned_reads.hpp"
 #include "query_errors.hpp"
+#include "registered/observed_executions.hpp"
 #include "registered/statement_plans.hpp"
 #include "registered/memo_scan.hpp"
 #include "registered/registrations.hpp"
@@ -23,6 +25,7 @@
 #include <cctype>
 
 extern "C" {
+#include "access/transam.h"
 #include "commands/prepare.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
@@ -159,21 +162,86 @@ struct Serving {
     const char *keep_as;        // otherwise, the text the plan made may be kept under, or nullptr
     uint64 query_id;            // the statement's own identifier (a shape's match has another)
     KeptPlanEpoch epoch;        // what a plan or a refusal kept now is valid for
+    ShapeSlot observed;         // the shape automatic admission observes, if it does
+    bool admitted;              // served by automatic admission, not by a registration
 };
 
-// Whether a registration serves this statement (filling *s). A refusal is
-// kept like a plan, so that a statement planned at every execution is not
-// checked again each time.
-bool serving_registration(Query *parse, const char *source, int cursor_options, Serving *s) {
-    if (!guc_enabled || !guc_serve_statements || parse->commandType != CMD_SELECT || parse->utilityStmt ||
-        !top_level(source) || observing_computation() || !any_registrations() || !reads_registered(parse))
-        return false;
-    Candidate c{parse, source, nullptr, false, 0};
-    c.query_id = compat_query_id(parse, source);
-    const Registration *found = find_registration(c.query_id);
+// The registration that serves the statement, or nullptr.
+const Registration *registration_of(Query *parse, Candidate *c) {
+    if (!any_registrations() || !reads_registered(parse)) return nullptr;
+    c->query_id = compat_query_id(parse, c->source);
+    const Registration *found = find_registration(c->query_id);
     // The same statement sent another way (a literal for a parameter, a
     // bigint parameter for an integer one): served by its registration.
-    if (!found && any_registration_shapes()) found = find_registration_by_shape(known_shape(parse, source, c.query_id));
+    if (!found && any_registration_shapes())
+        found = find_registration_by_shape(known_shape(parse, c->source, c->query_id));
+    return found;
+}
+
+// Whether a query reads a table (or materialized view) that is not a
+// system catalog, its subqueries and WITH queries included: pg_memo's own
+// views, over functions, are not read as tables.
+bool reads_user_relation(const Query *query) {
+    ListCell *lc;
+    foreach (lc, query->rtable) {
+        auto *rte = lfirst_node(RangeTblEntry, lc);
+        if (rte->rtekind == RTE_RELATION && rte->relid >= FirstNormalObjectId &&
+            (rte->relkind == RELKIND_RELATION || rte->relkind == RELKIND_PARTITIONED_TABLE ||
+             rte->relkind == RELKIND_MATVIEW))
+            return true;
+        if (rte->rtekind == RTE_SUBQUERY && rte->subquery && reads_user_relation(rte->subquery)) return true;
+    }
+    foreach (lc, query->cteList) {
+        auto *cte = lfirst_node(CommonTableExpr, lc);
+        if (IsA(cte->ctequery, Query) && reads_user_relation(castNode(Query, cte->ctequery))) return true;
+    }
+    return false;
+}
+
+// Whether automatic admission observes the statement: pg_memo is installed
+// in the database, and it reads a table of the application's (catalog
+// statements are not candidates) without locking rows.
+bool observable(Query *parse) {
+    return guc_admission != kAdmissionOff && parse->rowMarks == NIL && OidIsValid(statements_table()) &&
+           reads_user_relation(parse);
+}
+
+// Automatic admission of the statement's shape: observed from now on
+// (s->observed), and served while admitted under pg_memo.admission = auto
+// by a registration of its own, "auto:" and the shape's identifier.
+const Registration *admission_of(Query *parse, Candidate *c, Serving *s) {
+    if (!observable(parse)) return nullptr;
+    if (c->query_id == 0) c->query_id = compat_query_id(parse, c->source);
+    uint64 shape = known_shape(parse, c->source, c->query_id);
+    // The statement as its client sent it (its slice of a multi-statement
+    // text) is kept as a sample of its shape when the shape is new.
+    int location = parse->stmt_location > 0 ? parse->stmt_location : 0;
+    s->observed = find_shape_slot(shape, true, c->source + location, parse->stmt_len, c->query_id);
+    if (shape_state(s->observed) != ShapeState::Admitted) return nullptr;
+    static Registration admitted{};
+    admitted.query_id = c->query_id;
+    admitted.cache_name = psprintf("auto:%016llx", static_cast<unsigned long long>(shape));
+    admitted.options = StatementOptions{};
+    s->admitted = true;
+    return &admitted;
+}
+
+// An admitted shape refused by the check: observed, not served, until
+// pg_memo.admission_retry has passed.
+void refuse_admitted(const Serving &s, const ErrorData *refusal) {
+    if (note_shape_refused(s.observed, refusal->message, refusal->hint)) replan_after_admission_change();
+}
+
+// Whether a registration, or automatic admission, serves this statement
+// (filling *s). A refusal is kept like a plan, so that a statement planned
+// at every execution is not checked again each time.
+bool serving_statement(Query *parse, const char *source, int cursor_options, Serving *s) {
+    if (!guc_enabled || !guc_serve_statements || parse->commandType != CMD_SELECT || parse->utilityStmt ||
+        !top_level(source) || observing_computation())
+        return false;
+    Candidate c{parse, source, nullptr, false, 0};
+    const Registration *found = registration_of(parse, &c);
+    if (!found) found = admission_of(parse, &c, s);
     if (!found) return false;
     // A name memo.statements' check should have refused (63 bytes at
     // most): never served, and planning must not fail for it.
@@ -186,11 +254,16 @@ bool serving_registration(Query *parse, const char *source, int cursor_options, 
         count_refusal(s->registration);
         return false;
     }
+    // Under pg_memo.admission = advise an admitted shape is checked once,
+    // so that memo.admission says whether it could be served, and never
+    // served.
+    bool advise_only = s->admitted && guc_admission != kAdmissionAuto;
+    if (advise_only && shape_checked(s->observed)) return false;
     // EXPLAIN, DECLARE and PREPARE are planned once; EXPLAIN shows the
     // plan PostgreSQL makes now, which a kept plan does not hold.
     s->query_id = c.query_id;
     KeptPlanKey key{c.text, c.query_id, cursor_options};
-    if (!c.after_prefix) {
+    if (!c.after_prefix && !advise_only) {
         if (find_kept_plan(key, &s->kept)) {
             if (!s->kept) count_refusal(s->registration);
             return s->kept != nullptr;
@@ -201,10 +274,16 @@ bool serving_registration(Query *parse, const char *source, int cursor_options, 
     if (refusal) {
         if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
         ereport(guc_log_reasons ? guc_log_reasons : DEBUG1,
-                (errmsg_internal("pg_memo does not serve registered statement %s: %s",
-                                         s->registration.cache_name, refusal->message)));
+                (errmsg_internal("pg_memo does not serve %s statement %s: %s",
+                                 s->admitted ? "admitted" : "registered", s->registration.cache_name,
+                                 refusal->message)));
         count_refusal(s->registration);
-        if (!c.after_prefix) keep_refusal(key, s->epoch);
+        if (s->admitted) refuse_admitted(*s, refusal);
+        if (!c.after_prefix && !advise_only) keep_refusal(key, s->epoch);
+        return false;
+    }
+    if (advise_only) {
+        note_shape_checked(s->observed);
         return false;
     }
     s->text = c.text;
@@ -230,8 +309,11 @@ void forget_known_shapes(Datum, Oid) { memset(known_shapes, 0, sizeof known_shap
 
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
     Serving s{};
-    bool serving = serving_registration(parse, source, cursor_options, &s);
-    if (s.kept) return s.kept;
+    bool serving = serving_statement(parse, source, cursor_options, &s);
+    if (s.kept) {
+        if (s.observed.index != kNoShapeSlot) observe_plan(s.kept, source, s.observed);
+        return s.kept;
+    }
     PlannedStmt *stmt;
     planning_begins();
     PG_TRY();
@@ -254,6 +336,7 @@ PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options
         stmt->jitFlags = 0;
         if (s.keep_as) keep_plan(KeptPlanKey{s.keep_as, s.query_id, cursor_options}, stmt, s.epoch);
     }
+    if (s.observed.index != kNoShapeSlot) observe_plan(stmt, source, s.observed);
     return stmt;
 }
 

@@ -4,6 +4,7 @@
 #include "call.hpp"
 #include "hash.hpp"
 #include "invalidate/catalog_changes.hpp"
+#include "admission/shapes_table.hpp"
 #include "registered/registrations.hpp"
 
 extern "C" {
@@ -30,6 +31,7 @@ struct KeptPlan {
     int path_len;
     uint64 invalidations;  // SharedInvalidMessageCounter when kept
     uint64 registrations;  // registry_version() when kept
+    uint64 admissions;     // admission_version() when kept
     PlannedStmt *plan;  // nullptr: refused
 };
 KeptPlan kept[kKeptPlans];
@@ -56,7 +58,8 @@ bool matches(const KeptPlan &k, const KeptPlanKey &key, const Lookup &l) {
 }
 
 bool still_valid(const KeptPlan &k) {
-    return k.invalidations == SharedInvalidMessageCounter && k.registrations == registry_version();
+    return k.invalidations == SharedInvalidMessageCounter && k.registrations == registry_version() &&
+           k.admissions == admission_version();
 }
 
 void forget(KeptPlan &k) {
@@ -66,7 +69,9 @@ void forget(KeptPlan &k) {
 
 }  // namespace
 
-KeptPlanEpoch kept_plan_epoch() { return KeptPlanEpoch{SharedInvalidMessageCounter, registry_version()}; }
+KeptPlanEpoch kept_plan_epoch() {
+    return KeptPlanEpoch{SharedInvalidMessageCounter, registry_version(), admission_version()};
+}
 
 bool find_kept_plan(const KeptPlanKey &key, PlannedStmt **plan) {
     *plan = nullptr;
@@ -122,6 +127,7 @@ void keep(const KeptPlanKey &key, const PlannedStmt *stmt, const KeptPlanEpoch &
     slot->path_len = l.path_len;
     slot->invalidations = epoch.invalidations;
     slot->registrations = epoch.registrations;
+    slot->admissions = epoch.admissions;
 }
 
 }  // namespace

@@ -27,12 +27,13 @@ struct KeptPlanKey {
     int cursor_options;
 };
 
-// What a kept plan is valid for: no invalidation received and the same
-// registrations as when it was taken. Taken before the statement is
+// What a kept plan is valid for: no invalidation received, the same
+// registrations and the same shapes admitted as when it was taken. Taken before the statement is
 // checked and planned, which may receive invalidations themselves.
 struct KeptPlanEpoch {
     uint64 invalidations;  // SharedInvalidMessageCounter
     uint64 registrations;  // registry_version()
+    uint64 admissions;     // admission_version() (admission/shapes_table.hpp)
 };
 KeptPlanEpoch kept_plan_epoch();
 

@@ -1,0 +1,158 @@
+-- Automatic admission (issue 47; docs/reference.md, "Automatic admission"):
+-- under pg_memo.admission = auto, pg_memo observes every top-level SELECT
+-- over the application's tables, admits a shape whose executions cost at
+-- least pg_memo.admission_min_cost, serves it exactly (as a registration
+-- would), demotes it when a window of served executions saves nothing,
+-- and says why in memo.admission. Costs are measured, so this suite sets
+-- the bar at 0 ms (every shape pays) or out of reach (every shape is
+-- cheap): what it asserts does not depend on this machine's speed.
+\i sql/include/setup.sql
+
+SELECT memo.admission_reset();
+CREATE TABLE adm_items (id int PRIMARY KEY, team int NOT NULL, title text);
+INSERT INTO adm_items SELECT g, g % 5, 'title ' || g FROM generate_series(1, 50) g;
+SELECT memo.watch('adm_items');
+CREATE TABLE adm_unwatched (id int);
+INSERT INTO adm_unwatched VALUES (1), (2);
+
+CREATE VIEW adm_shapes AS
+  SELECT state, split_part(reason, ':', 1) AS why, calls, served_calls, recomputed, demotions, query
+    FROM memo.admission ORDER BY query;
+
+-- EXPLAIN's output goes through sed, which masks the shape's identifier
+-- in an admitted statement's cache name (it depends on the tables' OIDs).
+
+-- Off (the default): nothing observed, nothing served.
+SHOW pg_memo.admission;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_shapes;
+
+-- 1. An expensive shape is admitted after a window of calls, and served.
+SET pg_memo.admission = auto;
+SET pg_memo.admission_calls = 2;
+SET pg_memo.admission_min_cost = 0;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT * FROM adm_shapes;
+\o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
+EXPLAIN (COSTS OFF) SELECT count(*) FROM adm_items WHERE team = 3;
+\o
+SELECT count(*) FROM adm_items WHERE team = 3;
+SELECT count(*) FROM adm_items WHERE team = 3;
+SELECT hits, computations FROM memo.stats WHERE cache_name LIKE 'auto:%';
+-- Exact: a write shows up in the very next statement.
+INSERT INTO adm_items VALUES (51, 3, 'new');
+SELECT count(*) FROM adm_items WHERE team = 3;
+BEGIN;
+DELETE FROM adm_items WHERE id = 51;
+SELECT count(*) FROM adm_items WHERE team = 3;
+ROLLBACK;
+SELECT count(*) FROM adm_items WHERE team = 3;
+-- A prepared statement made before the admission is planned again.
+SELECT memo.admission_reset();
+PREPARE adm_page(int) AS SELECT id, title FROM adm_items WHERE team = $1 ORDER BY id LIMIT 2;
+EXECUTE adm_page(1);
+EXECUTE adm_page(1);
+EXECUTE adm_page(1);
+\o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
+EXPLAIN (COSTS OFF) EXECUTE adm_page(1);
+\o
+SELECT state, served_calls > 0 AS served FROM memo.admission WHERE query LIKE 'PREPARE adm_page%';
+DEALLOCATE adm_page;
+
+-- 2. A cheap shape is left alone, with its reason.
+SELECT memo.admission_reset();
+SET pg_memo.admission_min_cost = 1e6;
+SELECT title FROM adm_items WHERE id = 7;
+SELECT title FROM adm_items WHERE id = 8;
+SELECT title FROM adm_items WHERE id = 9;
+SELECT state, why, calls, served_calls FROM adm_shapes;
+SELECT reason LIKE 'cheap: mean % ms, below pg_memo.admission_min_cost (1e+06 ms)' AS says_why FROM memo.admission;
+\o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
+EXPLAIN (COSTS OFF) SELECT title FROM adm_items WHERE id = 9;
+\o
+RESET pg_memo.admission_min_cost;
+SET pg_memo.admission_min_cost = 0;
+
+-- 3. What cannot be served exactly is refused, and says why: a volatile
+-- function, a table not watched (with the call that would watch it).
+SELECT memo.admission_reset();
+SELECT count(*) FROM adm_unwatched;
+SELECT count(*) FROM adm_unwatched;
+SELECT count(*) FROM adm_unwatched;
+SELECT count(*) > 0 FROM adm_items WHERE random() < 2;
+SELECT count(*) > 0 FROM adm_items WHERE random() < 2;
+SELECT count(*) > 0 FROM adm_items WHERE random() < 2;
+SELECT state, why, query FROM adm_shapes;
+SELECT regexp_replace(reason, '[0-9]+\.[0-9]+ ms', 'N ms') FROM memo.admission WHERE query LIKE '%adm_unwatched%';
+\o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
+EXPLAIN (COSTS OFF) SELECT count(*) FROM adm_unwatched;
+\o
+
+-- 4. Catalog statements, row locks and statements in functions are not
+-- observed.
+SELECT memo.admission_reset();
+SELECT count(*) > 0 FROM pg_class WHERE relname = 'adm_items';
+SELECT id FROM adm_items WHERE id = 1 FOR UPDATE;
+DO $$ BEGIN PERFORM count(*) FROM adm_items; PERFORM count(*) FROM adm_items; PERFORM count(*) FROM adm_items; END $$;
+SELECT count(*) FROM adm_shapes;
+
+-- 5. A shape whose table is written between its reads saves nothing: it
+-- is demoted after a window of served executions, observed again after
+-- pg_memo.admission_retry, and after pg_memo.admission_max_demotions
+-- demotions it is not admitted again.
+SELECT memo.admission_reset();
+SET pg_memo.admission_retry = 0;
+SET pg_memo.admission_max_demotions = 2;
+\set read 'SELECT sum(id) FROM adm_items WHERE team = 4;'
+\set write 'UPDATE adm_items SET title = title WHERE id = 4;'
+-- two observed, admitted; eight served, each computed: demoted
+:read :write :read :write
+:read :write :read :write :read :write :read :write :read :write :read :write :read :write :read :write
+SELECT state, why, served_calls, recomputed, demotions FROM adm_shapes;
+-- two (observed again), two observed (admitted), eight served: retired
+:read :write :read :write :read :write :read :write
+:read :write :read :write :read :write :read :write :read :write :read :write :read :write :read :write
+SELECT state, why, served_calls, recomputed, demotions FROM adm_shapes;
+SELECT reason FROM memo.admission;
+\o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
+EXPLAIN (COSTS OFF) SELECT sum(id) FROM adm_items WHERE team = 4;
+\o
+RESET pg_memo.admission_retry;
+RESET pg_memo.admission_max_demotions;
+
+-- 6. A view of the shapes never shows one role's statements to another.
+SELECT memo.admission_reset();
+SELECT count(*) FROM adm_items WHERE team = 0;
+CREATE ROLE adm_other;
+SET ROLE adm_other;
+SELECT count(*) AS shapes, count(query) AS texts, count(query_id) AS ids FROM memo.admission;
+SELECT memo.admission_reset();
+RESET ROLE;
+DROP ROLE adm_other;
+
+-- 7. advise: the decisions are made and explained, nothing is served.
+SELECT memo.admission_reset();
+SET pg_memo.admission = advise;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT state, why, served_calls FROM adm_shapes;
+\o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
+EXPLAIN (COSTS OFF) SELECT count(*) FROM adm_items WHERE team = 1;
+\o
+
+-- 8. The bound the DBA sets: pg_memo.admission_max_admitted shapes at most.
+SET pg_memo.admission = auto;
+SELECT memo.admission_reset();
+SET pg_memo.admission_max_admitted = 0;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT state, regexp_replace(reason, '[0-9]+\.[0-9]+ ms', 'N ms') FROM memo.admission;
+RESET pg_memo.admission_max_admitted;
+
+RESET pg_memo.admission;
+RESET pg_memo.admission_calls;
+RESET pg_memo.admission_min_cost;
+SELECT memo.admission_reset();
+DROP VIEW adm_shapes;

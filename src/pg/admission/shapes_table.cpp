@@ -1,0 +1,373 @@
+// The shapes automatic admission observes (shapes_table.hpp, whose header
+// gives the locking rules).
+#include "admission/shapes_table.hpp"
+
+#include "settings.hpp"
+
+#include <cstring>
+#include <initializer_list>
+
+extern "C" {
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/spin.h"
+#include "utils/timestamp.h"
+}
+
+namespace pgmemo {
+namespace {
+
+constexpr int kSampleLen = 256;
+constexpr int kRefusalLen = 256;
+
+struct SharedShape {
+    pg_atomic_uint64 key;  // the shape and its database, mixed; 0: free
+    pg_atomic_uint32 state;
+    pg_atomic_uint32 reason;
+    pg_atomic_uint32 demotions;
+    pg_atomic_uint32 checked;
+    pg_atomic_flag deciding;
+    pg_atomic_uint64 state_since;   // TimestampTz
+    pg_atomic_uint64 window_start;  // TimestampTz
+    // Counted by every execution, from the slot's claim on.
+    pg_atomic_uint64 calls, time_us, served_calls, served_time_us, computed, computed_time_us;
+    // The counts as of the current window's start (written by the decider).
+    pg_atomic_uint64 base_calls, base_time_us, base_served_calls, base_served_time_us, base_computed,
+        base_computed_time_us;
+    pg_atomic_uint64 mean_ns;   // the uncached mean the policy keeps
+    pg_atomic_uint64 saved_us;  // an int64: what served windows saved, summed
+    pg_atomic_uint64 figures[3];  // doubles: the figures of the last reason
+    slock_t text_lock;
+    uint64 shape_id;
+    Oid database;
+    Oid role;
+    uint64 query_id;
+    char sample[kSampleLen];
+    char refusal[kRefusalLen];
+};
+
+struct ShapesHeader {
+    pg_atomic_uint32 epoch;
+    pg_atomic_uint32 admitted;  // slots in state Admitted
+    pg_atomic_uint64 version;
+    pg_atomic_uint64 not_observed;
+    uint32 capacity;
+};
+
+ShapesHeader *header = nullptr;
+SharedShape *slots = nullptr;
+
+uint64 bits_of(double d) {
+    uint64 u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+double double_of(uint64 u) {
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+uint64 key_of(uint64 shape_id, Oid database) {
+    uint64 k = shape_id ^ (uint64(database) * UINT64CONST(0x9E3779B97F4A7C15));
+    return k ? k : 1;
+}
+
+// The slot of a current slot number, or nullptr.
+SharedShape *slot_of(ShapeSlot s) {
+    if (!header || s.index == kNoShapeSlot || s.index >= header->capacity) return nullptr;
+    if (pg_atomic_read_u32(&header->epoch) != s.epoch) return nullptr;
+    return &slots[s.index];
+}
+
+// Every 64-bit field but the key.
+template <typename Fn>
+void for_each_counter(SharedShape *s, Fn fn) {
+    for (pg_atomic_uint64 *c :
+         {&s->state_since, &s->window_start, &s->calls, &s->time_us, &s->served_calls, &s->served_time_us,
+          &s->computed, &s->computed_time_us, &s->base_calls, &s->base_time_us, &s->base_served_calls,
+          &s->base_served_time_us, &s->base_computed, &s->base_computed_time_us, &s->mean_ns, &s->saved_us,
+          &s->figures[0], &s->figures[1], &s->figures[2]})
+        fn(c);
+}
+
+// A free slot's state: Observing, nothing counted.
+void clear_slot(SharedShape *s) {
+    pg_atomic_write_u32(&s->state, uint32(ShapeState::Observing));
+    pg_atomic_write_u32(&s->reason, uint32(ShapeReason::TooFewCalls));
+    pg_atomic_write_u32(&s->demotions, 0);
+    pg_atomic_write_u32(&s->checked, 0);
+    for_each_counter(s, [](pg_atomic_uint64 *c) { pg_atomic_write_u64(c, 0); });
+}
+
+void init_slot(SharedShape *s) {
+    pg_atomic_init_u64(&s->key, 0);
+    pg_atomic_init_u32(&s->state, 0);
+    pg_atomic_init_u32(&s->reason, 0);
+    pg_atomic_init_u32(&s->demotions, 0);
+    pg_atomic_init_u32(&s->checked, 0);
+    pg_atomic_init_flag(&s->deciding);
+    for_each_counter(s, [](pg_atomic_uint64 *c) { pg_atomic_init_u64(c, 0); });
+    clear_slot(s);
+    SpinLockInit(&s->text_lock);
+    s->shape_id = 0;
+    s->database = InvalidOid;
+    s->role = InvalidOid;
+    s->query_id = 0;
+    s->sample[0] = '\0';
+    s->refusal[0] = '\0';
+}
+
+AdmissionSettings admission_settings() {
+    AdmissionSettings a;
+    a.min_cost_ms = guc_admission_min_cost_ms;
+    a.min_calls = uint32(guc_admission_calls);
+    a.retry_s = double(guc_admission_retry_s);
+    a.max_demotions = uint32(guc_admission_max_demotions);
+    return a;
+}
+
+double since_ms(pg_atomic_uint64 *now, pg_atomic_uint64 *base, double scale) {
+    return double(pg_atomic_read_u64(now) - pg_atomic_read_u64(base)) * scale;
+}
+
+ShapeWindow window_of(SharedShape *s) {
+    ShapeWindow w;
+    w.calls = pg_atomic_read_u64(&s->calls) - pg_atomic_read_u64(&s->base_calls);
+    w.time_ms = since_ms(&s->time_us, &s->base_time_us, 1e-3);
+    w.served_calls = pg_atomic_read_u64(&s->served_calls) - pg_atomic_read_u64(&s->base_served_calls);
+    w.served_time_ms = since_ms(&s->served_time_us, &s->base_served_time_us, 1e-3);
+    w.computed = pg_atomic_read_u64(&s->computed) - pg_atomic_read_u64(&s->base_computed);
+    w.computed_time_ms = since_ms(&s->computed_time_us, &s->base_computed_time_us, 1e-3);
+    return w;
+}
+
+void start_window(SharedShape *s, TimestampTz now) {
+    pg_atomic_write_u64(&s->window_start, uint64(now));
+    pg_atomic_write_u64(&s->base_calls, pg_atomic_read_u64(&s->calls));
+    pg_atomic_write_u64(&s->base_time_us, pg_atomic_read_u64(&s->time_us));
+    pg_atomic_write_u64(&s->base_served_calls, pg_atomic_read_u64(&s->served_calls));
+    pg_atomic_write_u64(&s->base_served_time_us, pg_atomic_read_u64(&s->served_time_us));
+    pg_atomic_write_u64(&s->base_computed, pg_atomic_read_u64(&s->computed));
+    pg_atomic_write_u64(&s->base_computed_time_us, pg_atomic_read_u64(&s->computed_time_us));
+}
+
+// The figures each reason's sentence needs (admission_view.cpp writes it).
+void keep_figures(SharedShape *s, const AdmissionDecision &d, const ShapeWindow &w, double window_s) {
+    double f[3] = {d.uncached_mean_ms, 0, 0};
+    if (d.reason == ShapeReason::AdmittedFull) f[1] = guc_admission_max_admitted;
+    if (d.reason == ShapeReason::SavedNothing || d.reason == ShapeReason::Retired || d.reason == ShapeReason::Saving) {
+        // recomputed per second against served per second, over the window
+        double seconds = window_s > 0.001 ? window_s : 0.001;
+        f[1] = double(w.computed) / seconds;
+        f[2] = double(w.served_calls) / seconds;
+    }
+    for (int i = 0; i < 3; i++) pg_atomic_write_u64(&s->figures[i], bits_of(f[i]));
+}
+
+// Moves the slot to state; true when whether it is served changed.
+bool enter_state(SharedShape *s, ShapeState from, ShapeState to, TimestampTz now) {
+    if (from == to) return false;
+    pg_atomic_write_u32(&s->state, uint32(to));
+    pg_atomic_write_u64(&s->state_since, uint64(now));
+    pg_atomic_write_u32(&s->checked, 0);
+    if (to == ShapeState::Demoted || to == ShapeState::Retired) pg_atomic_fetch_add_u32(&s->demotions, 1);
+    if (to == ShapeState::Admitted) pg_atomic_fetch_add_u32(&header->admitted, 1);
+    if (from == ShapeState::Admitted) pg_atomic_fetch_sub_u32(&header->admitted, 1);
+    bool serving_changed = from == ShapeState::Admitted || to == ShapeState::Admitted;
+    if (serving_changed) pg_atomic_fetch_add_u64(&header->version, 1);
+    return serving_changed;
+}
+
+// The end of a window, decided by the backend holding s->deciding.
+bool decide_window(SharedShape *s) {
+    auto state = ShapeState(pg_atomic_read_u32(&s->state));
+    TimestampTz now = GetCurrentTimestamp();
+    auto since = TimestampTz(pg_atomic_read_u64(&s->state_since));
+    ShapeHistory h;
+    h.state = state;
+    h.uncached_mean_ms = double(pg_atomic_read_u64(&s->mean_ns)) * 1e-6;
+    h.demotions = pg_atomic_read_u32(&s->demotions);
+    h.seconds_in_state = double(now - since) / 1e6;
+    ShapeWindow w = window_of(s);
+    bool room = int(pg_atomic_read_u32(&header->admitted)) < guc_admission_max_admitted;
+    AdmissionDecision d = decide(h, w, room, admission_settings());
+    if (!d.window_done) return false;
+    double window_s = double(now - TimestampTz(pg_atomic_read_u64(&s->window_start))) / 1e6;
+    start_window(s, now);
+    pg_atomic_write_u64(&s->mean_ns, uint64(d.uncached_mean_ms * 1e6));
+    if (d.saved_ms != 0) pg_atomic_fetch_add_u64(&s->saved_us, uint64(int64(d.saved_ms * 1e3)));
+    if (d.reason != ShapeReason::None) {
+        pg_atomic_write_u32(&s->reason, uint32(d.reason));
+        keep_figures(s, d, w, window_s);
+    }
+    return enter_state(s, state, d.state, now);
+}
+
+}  // namespace
+
+ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int sample_len, uint64 query_id) {
+    if (!header || header->capacity == 0 || shape_id == 0) return ShapeSlot{};
+    uint64 key = key_of(shape_id, MyDatabaseId);
+    uint32 epoch = pg_atomic_read_u32(&header->epoch);
+    uint32 n = header->capacity;
+    for (uint32 probe = 0, i = uint32(key % n); probe < n; probe++, i = (i + 1) % n) {
+        SharedShape *s = &slots[i];
+        uint64 k = pg_atomic_read_u64(&s->key);
+        if (k == key) return ShapeSlot{i, epoch};
+        if (k != 0) continue;
+        if (!create) return ShapeSlot{};
+        uint64 expected = 0;
+        if (!pg_atomic_compare_exchange_u64(&s->key, &expected, key)) {
+            if (expected == key) return ShapeSlot{i, epoch};
+            continue;
+        }
+        TimestampTz now = GetCurrentTimestamp();
+        pg_atomic_write_u64(&s->state_since, uint64(now));
+        pg_atomic_write_u64(&s->window_start, uint64(now));
+        SpinLockAcquire(&s->text_lock);
+        s->shape_id = shape_id;
+        s->database = MyDatabaseId;
+        s->role = GetUserId();
+        s->query_id = query_id;
+        int len = sample_len > 0 && sample_len < kSampleLen ? sample_len : kSampleLen - 1;
+        snprintf(s->sample, kSampleLen, "%.*s", len, sample ? sample : "");
+        SpinLockRelease(&s->text_lock);
+        return ShapeSlot{i, epoch};
+    }
+    pg_atomic_fetch_add_u64(&header->not_observed, 1);
+    return ShapeSlot{};
+}
+
+ShapeState shape_state(ShapeSlot slot) {
+    SharedShape *s = slot_of(slot);
+    return s ? ShapeState(pg_atomic_read_u32(&s->state)) : ShapeState::Observing;
+}
+
+bool shape_checked(ShapeSlot slot) {
+    SharedShape *s = slot_of(slot);
+    return s && pg_atomic_read_u32(&s->checked) != 0;
+}
+
+void note_shape_checked(ShapeSlot slot) {
+    if (SharedShape *s = slot_of(slot)) pg_atomic_write_u32(&s->checked, 1);
+}
+
+bool note_shape_execution(ShapeSlot slot, const ShapeExecution &e) {
+    SharedShape *s = slot_of(slot);
+    if (!s) return false;
+    uint64 us = e.elapsed_ms > 0 ? uint64(e.elapsed_ms * 1e3) : 0;
+    uint64 done;
+    auto state = ShapeState(pg_atomic_read_u32(&s->state));
+    if (e.served) {
+        done = pg_atomic_add_fetch_u64(&s->served_calls, 1) - pg_atomic_read_u64(&s->base_served_calls);
+        pg_atomic_fetch_add_u64(&s->served_time_us, us);
+        if (e.computed) {
+            pg_atomic_fetch_add_u64(&s->computed, 1);
+            pg_atomic_fetch_add_u64(&s->computed_time_us, us);
+        }
+    } else {
+        done = pg_atomic_add_fetch_u64(&s->calls, 1) - pg_atomic_read_u64(&s->base_calls);
+        pg_atomic_fetch_add_u64(&s->time_us, us);
+    }
+    // A served execution of a shape no longer admitted (a plan kept
+    // across its demotion) or the reverse counts, and decides nothing.
+    if (e.served != (state == ShapeState::Admitted)) return false;
+    if (done < window_calls(state, admission_settings())) return false;
+    if (!pg_atomic_test_set_flag(&s->deciding)) return false;
+    bool changed = decide_window(s);
+    pg_atomic_clear_flag(&s->deciding);
+    return changed;
+}
+
+bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint) {
+    SharedShape *s = slot_of(slot);
+    if (!s || !pg_atomic_test_set_flag(&s->deciding)) return false;
+    auto state = ShapeState(pg_atomic_read_u32(&s->state));
+    bool changed = false;
+    if (state == ShapeState::Admitted) {
+        SpinLockAcquire(&s->text_lock);
+        snprintf(s->refusal, kRefusalLen, "%s%s%s", message, hint ? ". " : "", hint ? hint : "");
+        SpinLockRelease(&s->text_lock);
+        pg_atomic_write_u32(&s->reason, uint32(ShapeReason::Refused));
+        TimestampTz now = GetCurrentTimestamp();
+        start_window(s, now);
+        changed = enter_state(s, state, ShapeState::Refused, now);
+    }
+    pg_atomic_clear_flag(&s->deciding);
+    return changed;
+}
+
+uint64 admission_version() { return header ? pg_atomic_read_u64(&header->version) : 0; }
+
+void reset_shapes() {
+    if (!header) return;
+    // A backend's slot numbers of the old epoch find nothing from now on.
+    pg_atomic_fetch_add_u32(&header->epoch, 1);
+    for (uint32 i = 0; i < header->capacity; i++) {
+        SharedShape *s = &slots[i];
+        if (pg_atomic_read_u64(&s->key) == 0) continue;
+        // A decider holds the flag for a few reads and writes, raising nothing.
+        while (!pg_atomic_test_set_flag(&s->deciding)) {
+            CHECK_FOR_INTERRUPTS();
+            pg_spin_delay();
+        }
+        pg_atomic_write_u64(&s->key, 0);
+        clear_slot(s);
+        pg_atomic_clear_flag(&s->deciding);
+    }
+    pg_atomic_write_u32(&header->admitted, 0);
+    pg_atomic_write_u64(&header->not_observed, 0);
+    pg_atomic_fetch_add_u64(&header->version, 1);
+}
+
+size_t shapes_shared_size() {
+    return add_size(MAXALIGN(sizeof(ShapesHeader)), mul_size(sizeof(SharedShape), size_t(guc_admission_shapes)));
+}
+
+void shapes_attach(char *mem, bool initialize) {
+    header = reinterpret_cast<ShapesHeader *>(mem);
+    slots = reinterpret_cast<SharedShape *>(mem + MAXALIGN(sizeof(ShapesHeader)));
+    if (!initialize) return;
+    pg_atomic_init_u32(&header->epoch, 1);
+    pg_atomic_init_u32(&header->admitted, 0);
+    pg_atomic_init_u64(&header->version, 0);
+    pg_atomic_init_u64(&header->not_observed, 0);
+    header->capacity = uint32(guc_admission_shapes);
+    for (int i = 0; i < guc_admission_shapes; i++) init_slot(&slots[i]);
+}
+
+uint64 for_each_shape(Oid database, void (*fn)(const ShapeRow &row, void *arg), void *arg) {
+    if (!header) return 0;
+    for (uint32 i = 0; i < header->capacity; i++) {
+        SharedShape *s = &slots[i];
+        if (pg_atomic_read_u64(&s->key) == 0) continue;
+        ShapeRow r{};
+        SpinLockAcquire(&s->text_lock);
+        r.shape_id = s->shape_id;
+        r.database = s->database;
+        r.role = s->role;
+        r.query_id = s->query_id;
+        memcpy(r.sample, s->sample, sizeof r.sample);
+        memcpy(r.refusal, s->refusal, sizeof r.refusal);
+        SpinLockRelease(&s->text_lock);
+        if (r.database != database || r.shape_id == 0) continue;
+        r.state = ShapeState(pg_atomic_read_u32(&s->state));
+        r.reason = ShapeReason(pg_atomic_read_u32(&s->reason));
+        r.demotions = pg_atomic_read_u32(&s->demotions);
+        r.calls = pg_atomic_read_u64(&s->calls);
+        r.served_calls = pg_atomic_read_u64(&s->served_calls);
+        r.computed = pg_atomic_read_u64(&s->computed);
+        r.time_ms = double(pg_atomic_read_u64(&s->time_us)) * 1e-3;
+        r.served_time_ms = double(pg_atomic_read_u64(&s->served_time_us)) * 1e-3;
+        r.mean_ms = double(pg_atomic_read_u64(&s->mean_ns)) * 1e-6;
+        r.saved_ms = double(int64(pg_atomic_read_u64(&s->saved_us))) * 1e-3;
+        for (int f = 0; f < 3; f++) r.reason_figures[f] = double_of(pg_atomic_read_u64(&s->figures[f]));
+        r.state_since = TimestampTz(pg_atomic_read_u64(&s->state_since));
+        fn(r, arg);
+    }
+    return pg_atomic_read_u64(&header->not_observed);
+}
+
+}  // namespace pgmemo

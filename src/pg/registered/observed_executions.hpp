@@ -1,0 +1,47 @@
+// The executions of statements automatic admission observes
+// (admission/shapes_table.hpp): the planner hook names each plan it made
+// or kept for an observed shape; the executor hooks time the executions of
+// those plans (ExecutorRun, each run of a cursor's fetches summed) and
+// count each at ExecutorEnd, served (the plan's top is the pg_memo node,
+// which says whether it computed) or not.
+//
+// Backend-local. A plan is named by its statement's text, in a
+// direct-mapped table: a statement pushed out by another is no longer
+// observed until it is planned again (at once under the simple protocol; a
+// prepared statement's at its next planning). Only the outermost
+// ExecutorRun is timed: statements run by a client's statement's functions
+// are part of it.
+#pragma once
+
+#include "pg_memo.hpp"
+#include "admission/shapes_table.hpp"
+#include "compat.hpp"
+#include "function_ref.hpp"
+
+extern "C" {
+#include "executor/execdesc.h"
+#include "nodes/plannodes.h"
+}
+
+namespace pgmemo {
+
+// The planner hook: the executions of stmt, planned from source, are
+// those of slot's shape.
+void observe_plan(const PlannedStmt *stmt, const char *source, ShapeSlot slot);
+
+// The executor hooks (hooks/module.cpp installs them): ExecutorRun timed,
+// ExecutorEnd counted, each calling the hook it replaced.
+void time_executor_run(QueryDesc *qd, FnRef<void()> run);
+using ExecutionTimer = CompatExecutorRunHook<time_executor_run>;
+extern ExecutorEnd_hook_type executor_end_before_memo;
+void end_executor(QueryDesc *qd);
+
+// A decision changed whether a shape is served: plans kept for its
+// statements are made again (every backend's, at this transaction's end).
+void replan_after_admission_change();
+
+// At the end of every transaction: the executions not ended (an ERROR) are
+// forgotten.
+void forget_running_executions();
+
+}  // namespace pgmemo
