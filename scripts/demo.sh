@@ -4,7 +4,10 @@
 # preloaded (data under the checkout in .pgdata/, a unix socket there, port
 # 5499, run as the postgres OS user) and shows the employee directory
 # (pg_memo_directory): a page computed, then a hit, a committed write, and
-# the very next statement seeing it.
+# the very next statement seeing it; a statement registered by its text;
+# and, with nothing registered, automatic admission serving an expensive
+# statement after a few calls while a cheap one is left alone, each with
+# its reason.
 #
 #   scripts/demo.sh          set up (if needed), start, demo
 #   scripts/demo.sh stop     stop the demo cluster (by its postmaster.pid)
@@ -82,5 +85,23 @@ EXECUTE api_page(1, 3, 0);
 EXPLAIN (ANALYZE, COSTS OFF, SUMMARY OFF) EXECUTE api_page(1, 3, 0);
 SELECT cache_name, state, calls, hits, computations FROM memo.registered_statements;
 SELECT memo.uncache_statement(query_id) AS unregistered FROM memo.statements WHERE cache_name = 'api.page';
+\echo
+\echo == 9. nothing registered: automatic admission times what clients send and serves what pays
+SET pg_memo.admission = auto;
+SELECT memo.admission_reset();
+\echo == a whole-company head count by department (tens of ms), sent five times: observed
+\set headcount 'SELECT e.department, count(*) FROM directory.employees e WHERE e.path @> ARRAY[1::bigint] GROUP BY e.department ORDER BY 2 DESC LIMIT 3;'
+\set lookup 'SELECT full_name FROM directory.employees WHERE id = 42;'
+\timing on
+:headcount :headcount :headcount :headcount
+:headcount
+\echo == the sixth: admitted, computed once; the seventh: served from the cache (under a millisecond)
+:headcount
+:headcount
+\echo == a lookup by primary key, five times: cheap, left alone
+:lookup :lookup :lookup :lookup :lookup
+\timing off
+SELECT state, reason, calls, served_calls, left(query, 48) AS query FROM memo.admission ORDER BY calls DESC;
+RESET pg_memo.admission;
 SELECT * FROM memo.info;
 SQL
