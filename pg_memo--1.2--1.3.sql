@@ -162,10 +162,90 @@ LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.admission_shapes() IS
 'The rows of memo.admission: each statement shape automatic admission observes in this database';
 
-CREATE VIEW @extschema@.admission AS SELECT * FROM @extschema@.admission_shapes();
+-- memo.blocked_shapes: the shapes a DBA keeps automatic admission from
+-- serving (memo.block_statement), by shape. Extension configuration, so
+-- pg_dump keeps its rows; readable by superusers (a text holds the
+-- statement's constants). Its trigger makes every backend read the
+-- registrations, and with them the blocks, again.
+CREATE TABLE @extschema@.blocked_shapes (
+    shape_id   bigint      PRIMARY KEY,
+    query      text        NOT NULL,
+    blocked_by regrole     NOT NULL DEFAULT current_user::regrole,
+    blocked_at timestamptz NOT NULL DEFAULT now()
+);
+REVOKE ALL ON @extschema@.blocked_shapes FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.blocked_shapes', '');
+
+COMMENT ON TABLE @extschema@.blocked_shapes IS
+'Statement shapes automatic admission never serves (memo.block_statement)';
+
+CREATE FUNCTION @extschema@.blocked_shapes_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'pg_memo_blocked_shapes_changed'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.blocked_shapes_changed() IS
+'Trigger of memo.blocked_shapes: every backend reads the registrations and blocks again';
+
+CREATE TRIGGER blocked_shapes_changed
+AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON @extschema@.blocked_shapes
+FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.blocked_shapes_changed();
+
+-- The text is analyzed with the caller's search path, as
+-- memo.statement_shape analyzes it.
+CREATE FUNCTION @extschema@.block_statement(query text)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+AS $f$
+DECLARE
+  shape bigint := @extschema@.statement_shape(query);
+BEGIN
+  INSERT INTO @extschema@.blocked_shapes AS b (shape_id, query) VALUES (shape, $1)
+  ON CONFLICT (shape_id) DO UPDATE
+    SET query = EXCLUDED.query, blocked_by = pg_catalog.current_user()::regrole, blocked_at = pg_catalog.now();
+  RETURN shape;
+END
+$f$;
+
+COMMENT ON FUNCTION @extschema@.block_statement(text) IS
+'Keeps automatic admission from serving the statements of this statement''s shape; returns the shape';
+
+CREATE FUNCTION @extschema@.unblock_statement(query text)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+AS $f$
+BEGIN
+  DELETE FROM @extschema@.blocked_shapes WHERE shape_id OPERATOR(pg_catalog.=) @extschema@.statement_shape($1);
+  RETURN FOUND;
+END
+$f$;
+
+COMMENT ON FUNCTION @extschema@.unblock_statement(text) IS
+'Lets automatic admission serve the statements of this statement''s shape again; false if it was not blocked';
+
+REVOKE ALL ON FUNCTION @extschema@.block_statement(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.unblock_statement(text) FROM PUBLIC;
+
+-- A blocked shape is shown as such, observed or not; its text only to
+-- members of pg_read_all_stats, as an observed shape's to others.
+CREATE VIEW @extschema@.admission AS
+SELECT COALESCE(a.shape_id, b.shape_id) AS shape_id,
+       CASE WHEN b.shape_id IS NOT NULL THEN 'blocked' ELSE a.state END AS state,
+       CASE WHEN b.shape_id IS NOT NULL
+            THEN pg_catalog.format('blocked: by %s (memo.unblock_statement lets it be admitted)', b.blocked_by)
+            ELSE a.reason END AS reason,
+       COALESCE(a.calls, 0) AS calls, COALESCE(a.mean_ms, 0) AS mean_ms,
+       COALESCE(a.served_calls, 0) AS served_calls, COALESCE(a.recomputed, 0) AS recomputed,
+       COALESCE(a.saved_ms, 0) AS saved_ms, COALESCE(a.demotions, 0) AS demotions,
+       COALESCE(a.state_since, b.blocked_at) AS state_since,
+       a.userid, a.query_id,
+       CASE WHEN a.shape_id IS NOT NULL THEN a.query
+            WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER') THEN b.query END AS query
+  FROM @extschema@.admission_shapes() a
+  FULL JOIN @extschema@.blocked_shapes b ON b.shape_id OPERATOR(pg_catalog.=) a.shape_id;
 
 COMMENT ON VIEW @extschema@.admission IS
-'Statement shapes automatic admission observes (pg_memo.admission): state, reason, cost and saving';
+'Statement shapes automatic admission observes (pg_memo.admission) or a DBA blocked: state, reason, cost and saving';
 
 CREATE FUNCTION @extschema@.admission_reset()
 RETURNS void

@@ -13,6 +13,7 @@ CREATE TABLE adm_items (id int PRIMARY KEY, team int NOT NULL, title text);
 INSERT INTO adm_items SELECT g, g % 5, 'title ' || g FROM generate_series(1, 50) g;
 SELECT memo.watch('adm_items');
 CREATE TABLE adm_unwatched (id int);
+CREATE ROLE adm_reader;
 INSERT INTO adm_unwatched VALUES (1), (2);
 
 CREATE VIEW adm_shapes AS
@@ -28,9 +29,13 @@ SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_shapes;
 
 -- 1. An expensive shape is admitted after a window of calls, and served.
+-- Only statements over a table that a statement taking at least
+-- pg_memo.admission_min_cost read are observed: the first call marks
+-- adm_items (every call takes at least 0 ms), the next two are observed.
 SET pg_memo.admission = auto;
 SET pg_memo.admission_calls = 2;
 SET pg_memo.admission_min_cost = 0;
+SELECT count(*) FROM adm_items WHERE team = 0;
 SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_items WHERE team = 2;
 SELECT * FROM adm_shapes;
@@ -54,20 +59,25 @@ PREPARE adm_page(int) AS SELECT id, title FROM adm_items WHERE team = $1 ORDER B
 EXECUTE adm_page(1);
 EXECUTE adm_page(1);
 EXECUTE adm_page(1);
+EXECUTE adm_page(1);
 \o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
 EXPLAIN (COSTS OFF) EXECUTE adm_page(1);
 \o
 SELECT state, served_calls > 0 AS served FROM memo.admission WHERE query LIKE 'PREPARE adm_page%';
 DEALLOCATE adm_page;
 
--- 2. A cheap shape is left alone, with its reason.
+-- 2. A cheap shape is left alone, with its reason. (pg_sleep(0.2) takes
+-- at least 200 ms, which marks adm_items; a lookup of one row in 50 takes
+-- far less than 50 ms.)
 SELECT memo.admission_reset();
-SET pg_memo.admission_min_cost = 1e6;
+SET pg_memo.admission_min_cost = 50;
+SELECT count(*) FROM adm_items WHERE pg_sleep(0.2) IS NOT NULL AND id = 1;
 SELECT title FROM adm_items WHERE id = 7;
 SELECT title FROM adm_items WHERE id = 8;
 SELECT title FROM adm_items WHERE id = 9;
 SELECT state, why, calls, served_calls FROM adm_shapes;
-SELECT reason LIKE 'cheap: mean % ms, below pg_memo.admission_min_cost (1e+06 ms)' AS says_why FROM memo.admission;
+SELECT reason LIKE 'cheap: mean % ms, below pg_memo.admission_min_cost (50 ms)' AS says_why
+  FROM memo.admission WHERE query LIKE '%id = 7';
 \o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
 EXPLAIN (COSTS OFF) SELECT title FROM adm_items WHERE id = 9;
 \o
@@ -80,6 +90,8 @@ SELECT memo.admission_reset();
 SELECT count(*) FROM adm_unwatched;
 SELECT count(*) FROM adm_unwatched;
 SELECT count(*) FROM adm_unwatched;
+SELECT count(*) FROM adm_unwatched;
+SELECT count(*) > 0 FROM adm_items WHERE random() < 2;
 SELECT count(*) > 0 FROM adm_items WHERE random() < 2;
 SELECT count(*) > 0 FROM adm_items WHERE random() < 2;
 SELECT count(*) > 0 FROM adm_items WHERE random() < 2;
@@ -106,8 +118,9 @@ SET pg_memo.admission_retry = 0;
 SET pg_memo.admission_max_demotions = 2;
 \set read 'SELECT sum(id) FROM adm_items WHERE team = 4;'
 \set write 'UPDATE adm_items SET title = title WHERE id = 4;'
--- two observed, admitted; eight served, each computed: demoted
-:read :write :read :write
+-- one marking adm_items, two observed, admitted; eight served, each
+-- computed: demoted
+:read :write :read :write :read :write
 :read :write :read :write :read :write :read :write :read :write :read :write :read :write :read :write
 SELECT state, why, served_calls, recomputed, demotions FROM adm_shapes;
 -- two (observed again), two observed (admitted), eight served: retired
@@ -124,6 +137,7 @@ RESET pg_memo.admission_max_demotions;
 -- 6. A view of the shapes never shows one role's statements to another.
 SELECT memo.admission_reset();
 SELECT count(*) FROM adm_items WHERE team = 0;
+SELECT count(*) FROM adm_items WHERE team = 0;
 CREATE ROLE adm_other;
 SET ROLE adm_other;
 SELECT count(*) AS shapes, count(query) AS texts, count(query_id) AS ids FROM memo.admission;
@@ -134,6 +148,7 @@ DROP ROLE adm_other;
 -- 7. advise: the decisions are made and explained, nothing is served.
 SELECT memo.admission_reset();
 SET pg_memo.admission = advise;
+SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_items WHERE team = 1;
@@ -148,11 +163,43 @@ SELECT memo.admission_reset();
 SET pg_memo.admission_max_admitted = 0;
 SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT state, regexp_replace(reason, '[0-9]+\.[0-9]+ ms', 'N ms') FROM memo.admission;
 RESET pg_memo.admission_max_admitted;
+
+-- 9. A DBA blocks a shape: not served, shown as blocked; unblocked, it is
+-- admitted again.
+SELECT memo.admission_reset();
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT memo.block_statement('SELECT count(*) FROM adm_items WHERE team = $1') = memo.statement_shape(
+         'SELECT count(*) FROM adm_items WHERE team = 2') AS blocked_its_shape;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT state, why, served_calls FROM adm_shapes;
+\o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
+EXPLAIN (COSTS OFF) SELECT count(*) FROM adm_items WHERE team = 2;
+\o
+SET ROLE adm_reader;
+SELECT state, query FROM memo.admission;
+SELECT memo.block_statement('SELECT count(*) FROM adm_items WHERE team = 3');
+RESET ROLE;
+SELECT memo.unblock_statement('SELECT count(*) FROM adm_items WHERE team = 7');
+SELECT memo.unblock_statement('SELECT count(*) FROM adm_items WHERE team = 7');
+-- Its block gave its place back (refused, until pg_memo.admission_retry).
+SELECT state, why FROM adm_shapes;
+SET pg_memo.admission_retry = 0;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT count(*) FROM adm_items WHERE team = 2;
+SELECT state, served_calls FROM adm_shapes;
+RESET pg_memo.admission_retry;
 
 RESET pg_memo.admission;
 RESET pg_memo.admission_calls;
 RESET pg_memo.admission_min_cost;
 SELECT memo.admission_reset();
 DROP VIEW adm_shapes;
+DROP ROLE adm_reader;

@@ -159,8 +159,8 @@ my %plain = map { $_ => [ pg_dump($_) ] } @databases;
                     'REVOKE ALL ON FUNCTION memo.reset() FROM PUBLIC') {
         ok(index($dump, $object) >= 0, "the binary-upgrade dump has: $object");
     }
-    like($dump, qr/binary_upgrade_create_empty_extension\('pg_memo', 'memo', false, '1\.3', '\{OIDS\}', '\{""\}'/,
-         'the binary-upgrade dump has pg_memo 1.3 with one configuration table');
+    like($dump, qr/binary_upgrade_create_empty_extension\('pg_memo', 'memo', false, '1\.3', '\{OIDS\}', '\{"",""\}'/,
+         'the binary-upgrade dump has pg_memo 1.3 with two configuration tables');
 }
 
 note(sprintf('fresh: %d lines of binary-upgrade dump, %d of plain dump', scalar @{ $binary{fresh} },
@@ -306,8 +306,8 @@ my %facts = map { $_ => [ catalog_lines($_) ] } @databases;
 {
     my $all = join "\n", @{ $facts{fresh} };
     cmp_ok(scalar(grep { /^member of pg_memo: / } @{ $facts{fresh} }), '>=', 60, 'the catalogs: pg_memo has its members');
-    like($all, qr/^extension pg_memo version=1\.3 schema=memo owner=\S+ relocatable=false config=\{memo\.statements\} condition=\{""\}$/m,
-         'the catalogs: pg_memo 1.3, memo.statements its configuration table');
+    like($all, qr/^extension pg_memo version=1\.3 schema=memo owner=\S+ relocatable=false config=\{memo\.statements,memo\.blocked_shapes\} condition=\{"",""\}$/m,
+         'the catalogs: pg_memo 1.3, memo.statements and memo.blocked_shapes its configuration tables');
     like($all, qr/^extension pg_memo_directory version=1\.2 schema=directory .* config=- condition=-$/m,
          'the catalogs: pg_memo_directory 1.2, without configuration tables');
     like($all, qr/^trigger CREATE TRIGGER pg_memo_delta_insert .*delta_trigger\('\d+', '\d+'\) enabled=A$/m,

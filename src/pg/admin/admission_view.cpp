@@ -7,7 +7,6 @@
 // (admission/shapes_table.hpp).
 #include "admin/views.hpp"
 #include "admission/shapes_table.hpp"
-#include "settings.hpp"
 
 extern "C" {
 #include "funcapi.h"
@@ -39,30 +38,31 @@ const char *state_name(ShapeState state) {
     return "unknown";
 }
 
-// The sentence of a shape's reason, with the figures of its last decision.
+// The sentence of a shape's reason, with the figures of its last decision
+// (and the settings of the backend that made it).
 char *reason_of(const ShapeRow &r) {
     const double *f = r.reason_figures;
     switch (r.reason) {
         case ShapeReason::None:
         case ShapeReason::TooFewCalls:
-            return psprintf("observing: judged after %d calls in a window", guc_admission_calls);
+            return pstrdup("observing: judged after a window of pg_memo.admission_calls executions");
         case ShapeReason::Cheap:
-            return psprintf("cheap: mean %.3f ms, below pg_memo.admission_min_cost (%g ms)", f[0],
-                            guc_admission_min_cost_ms);
+            return psprintf("cheap: mean %.3f ms, below pg_memo.admission_min_cost (%g ms)", f[0], f[1]);
         case ShapeReason::AdmittedFull:
             return psprintf("worth caching (mean %.3f ms), but pg_memo.admission_max_admitted (%d) shapes are admitted",
-                            f[0], int(f[1]));
+                            f[0], int(f[2]));
         case ShapeReason::Admitted:
-            return psprintf("%s: mean %.3f ms, at least pg_memo.admission_min_cost (%g ms)",
-                            guc_admission == kAdmissionAuto ? "admitted" : "would be admitted (pg_memo.admission is not auto)",
-                            f[0], guc_admission_min_cost_ms);
+            return psprintf("admitted: mean %.3f ms, at least pg_memo.admission_min_cost (%g ms); served where "
+                            "pg_memo.admission is auto",
+                            f[0], f[1]);
         case ShapeReason::Saving:
             return psprintf("admitted: its last window saved time (%.1f recomputations/s against %.1f calls/s, "
                             "%.3f ms a computation)",
                             f[1], f[2], f[0]);
         case ShapeReason::SavedNothing:
-            return psprintf("write-hot: its last window saved nothing (%.1f recomputations/s against %.1f calls/s); "
-                            "demoted, observed again after pg_memo.admission_retry",
+            return psprintf("saved nothing: %.1f recomputations/s against %.1f calls/s (its tables are written about "
+                            "as often as it is read, or its calls seldom repeat their values); demoted, observed "
+                            "again after pg_memo.admission_retry",
                             f[1], f[2]);
         case ShapeReason::Retired:
             return psprintf("demoted %u times: not admitted again (memo.admission_reset() forgets it; "

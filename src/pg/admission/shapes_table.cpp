@@ -8,6 +8,8 @@
 #include <initializer_list>
 
 extern "C" {
+#include "access/transam.h"
+#include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/spin.h"
@@ -46,7 +48,14 @@ struct SharedShape {
     char refusal[kRefusalLen];
 };
 
+// Relations a top-level SELECT took at least pg_memo.admission_min_cost
+// over, by (database, relation) hashed to a bit: only statements over one
+// of them are observed, so that a workload of cheap statements pays for
+// no statement's shape (a collision observes a statement for nothing).
+constexpr int kSlowRelationWords = 64;
+
 struct ShapesHeader {
+    pg_atomic_uint64 slow_relations[kSlowRelationWords];
     pg_atomic_uint32 epoch;
     pg_atomic_uint32 admitted;  // slots in state Admitted
     pg_atomic_uint64 version;
@@ -67,6 +76,11 @@ double double_of(uint64 u) {
     double d;
     memcpy(&d, &u, sizeof d);
     return d;
+}
+
+uint32 slow_relation_bit(Oid relid) {
+    return uint32((uint64(MyDatabaseId) * UINT64CONST(0x9E3779B97F4A7C15) ^ uint64(relid) * 0x85EBCA6B) >> 32) %
+           (kSlowRelationWords * 64);
 }
 
 uint64 key_of(uint64 shape_id, Oid database) {
@@ -153,10 +167,11 @@ void start_window(SharedShape *s, TimestampTz now) {
     pg_atomic_write_u64(&s->base_computed_time_us, pg_atomic_read_u64(&s->computed_time_us));
 }
 
-// The figures each reason's sentence needs (admission_view.cpp writes it).
+// The figures each reason's sentence needs (admission_view.cpp writes
+// it), with the settings of the backend that decided.
 void keep_figures(SharedShape *s, const AdmissionDecision &d, const ShapeWindow &w, double window_s) {
-    double f[3] = {d.uncached_mean_ms, 0, 0};
-    if (d.reason == ShapeReason::AdmittedFull) f[1] = guc_admission_max_admitted;
+    double f[3] = {d.uncached_mean_ms, guc_admission_min_cost_ms, 0};
+    if (d.reason == ShapeReason::AdmittedFull) f[2] = guc_admission_max_admitted;
     if (d.reason == ShapeReason::SavedNothing || d.reason == ShapeReason::Retired || d.reason == ShapeReason::Saving) {
         // recomputed per second against served per second, over the window
         double seconds = window_s > 0.001 ? window_s : 0.001;
@@ -299,6 +314,26 @@ bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint) {
     return changed;
 }
 
+void note_slow_relation(Oid relid) {
+    if (!header) return;
+    uint32 bit = slow_relation_bit(relid);
+    pg_atomic_uint64 *word = &header->slow_relations[bit / 64];
+    uint64 mask = UINT64CONST(1) << (bit % 64);
+    if (!(pg_atomic_read_u64(word) & mask)) pg_atomic_fetch_or_u64(word, mask);
+}
+
+bool relation_seen_slow(Oid relid) {
+    if (!header) return false;
+    uint32 bit = slow_relation_bit(relid);
+    return (pg_atomic_read_u64(&header->slow_relations[bit / 64]) & (UINT64CONST(1) << (bit % 64))) != 0;
+}
+
+bool admission_table(const RangeTblEntry *rte) {
+    return rte->rtekind == RTE_RELATION && rte->relid >= FirstNormalObjectId &&
+           (rte->relkind == RELKIND_RELATION || rte->relkind == RELKIND_PARTITIONED_TABLE ||
+            rte->relkind == RELKIND_MATVIEW);
+}
+
 uint64 admission_version() { return header ? pg_atomic_read_u64(&header->version) : 0; }
 
 void reset_shapes() {
@@ -319,6 +354,7 @@ void reset_shapes() {
     }
     pg_atomic_write_u32(&header->admitted, 0);
     pg_atomic_write_u64(&header->not_observed, 0);
+    for (auto &word : header->slow_relations) pg_atomic_write_u64(&word, 0);
     pg_atomic_fetch_add_u64(&header->version, 1);
 }
 
@@ -330,6 +366,7 @@ void shapes_attach(char *mem, bool initialize) {
     header = reinterpret_cast<ShapesHeader *>(mem);
     slots = reinterpret_cast<SharedShape *>(mem + MAXALIGN(sizeof(ShapesHeader)));
     if (!initialize) return;
+    for (auto &word : header->slow_relations) pg_atomic_init_u64(&word, 0);
     pg_atomic_init_u32(&header->epoch, 1);
     pg_atomic_init_u32(&header->admitted, 0);
     pg_atomic_init_u64(&header->version, 0);

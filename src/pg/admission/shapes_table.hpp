@@ -60,6 +60,18 @@ bool note_shape_execution(ShapeSlot slot, const ShapeExecution &execution);
 // message (and hint, may be null) as its reason. True when it was admitted.
 bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint);
 
+// A top-level SELECT over relid took at least pg_memo.admission_min_cost:
+// statements over relid are observed from now on (until
+// memo.admission_reset()). Statements over relations no such SELECT read
+// are not, so that a workload of cheap statements computes no shapes.
+void note_slow_relation(Oid relid);
+bool relation_seen_slow(Oid relid);
+
+// Whether a range table entry is a table automatic admission considers:
+// a table, a partitioned table or a materialized view, not a system
+// catalog.
+bool admission_table(const RangeTblEntry *rte);
+
 // Moves whenever a shape's serving state changes: a plan kept for a
 // statement holds whether its shape was served as of a version.
 uint64 admission_version();

@@ -4,13 +4,16 @@
 #include "registered/memo_scan.hpp"
 #include "registered/registrations.hpp"
 #include "settings.hpp"
+#include "shared_state.hpp"
 
 #include <cstring>
 
 extern "C" {
 #include "access/xlog.h"
 #include "portability/instr_time.h"
+#include "catalog/namespace.h"
 #include "common/hashfn.h"
+#include "utils/lsyscache.h"
 #include "utils/inval.h"
 }
 
@@ -44,7 +47,8 @@ ObservedPlan observed_plans[kObservedPlans];
 
 ObservedPlan &place_of(const StatementName &name) { return observed_plans[name.hash % kObservedPlans]; }
 
-// An execution begun and not yet ended: few at once (open cursors).
+// A top-level SELECT's execution begun and not yet ended: few at once
+// (open cursors). slot: its shape's, when its statement is observed.
 struct Running {
     QueryDesc *qd;
     ShapeSlot slot;
@@ -64,15 +68,38 @@ Running *running_of(QueryDesc *qd) {
     return nullptr;
 }
 
-// The execution qd begins, if its statement is observed (and there is room).
-Running *begin_running(QueryDesc *qd) {
+// The slot of qd's statement's shape, if the planner hook observes it.
+ShapeSlot observed_slot(QueryDesc *qd) {
     const PlannedStmt *stmt = qd->plannedstmt;
-    if (!stmt || !qd->sourceText || stmt->commandType != CMD_SELECT || running_count == kRunning) return nullptr;
+    if (!qd->sourceText) return ShapeSlot{};
     StatementName name = name_of(qd->sourceText, stmt->stmt_location, stmt->stmt_len);
     ObservedPlan &o = place_of(name);
-    if (o.name.hash != name.hash || o.name.location != name.location || o.name.len != name.len) return nullptr;
-    running[running_count] = Running{qd, o.slot, 0};
+    if (o.name.hash != name.hash || o.name.location != name.location || o.name.len != name.len) return ShapeSlot{};
+    return o.slot;
+}
+
+// The execution qd begins: every top-level SELECT over a table is timed
+// (one that takes long marks its tables for observation), and counted for
+// its shape when it is observed.
+Running *begin_running(QueryDesc *qd) {
+    const PlannedStmt *stmt = qd->plannedstmt;
+    if (!stmt || stmt->commandType != CMD_SELECT || stmt->utilityStmt || running_count == kRunning) return nullptr;
+    running[running_count] = Running{qd, observed_slot(qd), 0};
     return &running[running_count++];
+}
+
+// The tables of a SELECT that took at least pg_memo.admission_min_cost:
+// statements over them are observed from now on. pg_memo's own tables
+// (memo.statements, memo.blocked_shapes, read by its views) are not.
+void note_slow_tables(const PlannedStmt *stmt) {
+    Oid own_schema = InvalidOid;
+    ListCell *lc;
+    foreach (lc, stmt->rtable) {
+        auto *rte = lfirst_node(RangeTblEntry, lc);
+        if (!admission_table(rte) || relation_seen_slow(rte->relid)) continue;
+        if (!OidIsValid(own_schema)) own_schema = get_namespace_oid(kExtensionSchema, true);
+        if (get_rel_namespace(rte->relid) != own_schema) note_slow_relation(rte->relid);
+    }
 }
 
 }  // namespace
@@ -85,8 +112,12 @@ void observe_plan(const PlannedStmt *stmt, const char *source, ShapeSlot slot) {
 }
 
 void time_executor_run(QueryDesc *qd, FnRef<void()> run) {
+    if (guc_admission == kAdmissionOff) {
+        run();
+        return;
+    }
     Running *r = nullptr;
-    if (run_depth == 0 && guc_admission != kAdmissionOff) {
+    if (run_depth == 0) {
         r = running_of(qd);
         if (!r) r = begin_running(qd);
     }
@@ -115,7 +146,8 @@ void end_executor(QueryDesc *qd) {
         e.elapsed_ms = r->elapsed_ms;
         ShapeSlot slot = r->slot;
         *r = running[--running_count];
-        if (note_shape_execution(slot, e)) replan_after_admission_change();
+        if (!e.served && e.elapsed_ms >= guc_admission_min_cost_ms) note_slow_tables(qd->plannedstmt);
+        if (slot.index != kNoShapeSlot && note_shape_execution(slot, e)) replan_after_admission_change();
     }
     if (executor_end_before_memo)
         executor_end_before_memo(qd);

@@ -1,9 +1,12 @@
-// The executions of statements automatic admission observes
-// (admission/shapes_table.hpp): the planner hook names each plan it made
-// or kept for an observed shape; the executor hooks time the executions of
-// those plans (ExecutorRun, each run of a cursor's fetches summed) and
-// count each at ExecutorEnd, served (the plan's top is the pg_memo node,
-// which says whether it computed) or not.
+// The executions automatic admission measures (admission/shapes_table.hpp):
+// under pg_memo.admission, every top-level SELECT's execution is timed
+// (ExecutorRun, each run of a cursor's fetches summed); one that took at
+// least pg_memo.admission_min_cost unserved marks its tables, and the
+// planner hook observes statements over marked tables only. The planner
+// hook names each plan it made or kept for an observed shape; the
+// executions of those plans are counted for their shape at ExecutorEnd,
+// served (the plan's top is the pg_memo node, which says whether it
+// computed) or not.
 //
 // Backend-local. A plan is named by its statement's text, in a
 // direct-mapped table: a statement pushed out by another is no longer

@@ -25,7 +25,6 @@
 #include <cctype>
 
 extern "C" {
-#include "access/transam.h"
 #include "commands/prepare.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
@@ -179,31 +178,40 @@ const Registration *registration_of(Query *parse, Candidate *c) {
 }
 
 // Whether a query reads a table (or materialized view) that is not a
-// system catalog, its subqueries and WITH queries included: pg_memo's own
-// views, over functions, are not read as tables.
-bool reads_user_relation(const Query *query) {
+// system catalog and over which a top-level SELECT took at least
+// pg_memo.admission_min_cost (observed_executions.hpp), its subqueries and
+// WITH queries included: pg_memo's own views, over functions, are not read
+// as tables; statements over tables only cheap statements read pay for no
+// shape.
+bool reads_slow_table(const Query *query) {
     ListCell *lc;
     foreach (lc, query->rtable) {
         auto *rte = lfirst_node(RangeTblEntry, lc);
-        if (rte->rtekind == RTE_RELATION && rte->relid >= FirstNormalObjectId &&
-            (rte->relkind == RELKIND_RELATION || rte->relkind == RELKIND_PARTITIONED_TABLE ||
-             rte->relkind == RELKIND_MATVIEW))
-            return true;
-        if (rte->rtekind == RTE_SUBQUERY && rte->subquery && reads_user_relation(rte->subquery)) return true;
+        if (admission_table(rte) && relation_seen_slow(rte->relid)) return true;
+        if (rte->rtekind == RTE_SUBQUERY && rte->subquery && reads_slow_table(rte->subquery)) return true;
     }
     foreach (lc, query->cteList) {
         auto *cte = lfirst_node(CommonTableExpr, lc);
-        if (IsA(cte->ctequery, Query) && reads_user_relation(castNode(Query, cte->ctequery))) return true;
+        if (IsA(cte->ctequery, Query) && reads_slow_table(castNode(Query, cte->ctequery))) return true;
     }
     return false;
 }
 
 // Whether automatic admission observes the statement: pg_memo is installed
-// in the database, and it reads a table of the application's (catalog
-// statements are not candidates) without locking rows.
+// in the database, and it reads a slow table (catalog statements are not
+// candidates) without locking rows.
 bool observable(Query *parse) {
-    return guc_admission != kAdmissionOff && parse->rowMarks == NIL && OidIsValid(statements_table()) &&
-           reads_user_relation(parse);
+    return guc_admission != kAdmissionOff && parse->rowMarks == NIL && reads_slow_table(parse) &&
+           OidIsValid(statements_table());
+}
+
+// A blocked shape (memo.block_statement) is neither observed nor served;
+// one admitted before its block gives its place back.
+void release_blocked(uint64 shape) {
+    ShapeSlot slot = find_shape_slot(shape, false, nullptr, 0, 0);
+    if (shape_state(slot) == ShapeState::Admitted &&
+        note_shape_refused(slot, "blocked by memo.block_statement", nullptr))
+        replan_after_admission_change();
 }
 
 // Automatic admission of the statement's shape: observed from now on
@@ -213,6 +221,10 @@ const Registration *admission_of(Query *parse, Candidate *c, Serving *s) {
     if (!observable(parse)) return nullptr;
     if (c->query_id == 0) c->query_id = compat_query_id(parse, c->source);
     uint64 shape = known_shape(parse, c->source, c->query_id);
+    if (shape_blocked(shape)) {
+        release_blocked(shape);
+        return nullptr;
+    }
     // The statement as its client sent it (its slice of a multi-statement
     // text) is kept as a sample of its shape when the shape is new.
     int location = parse->stmt_location > 0 ? parse->stmt_location : 0;

@@ -18,7 +18,9 @@ extern "C" {
 #include "fmgr.h"
 
 PG_FUNCTION_INFO_V1(pg_memo_statements_changed);
+PG_FUNCTION_INFO_V1(pg_memo_blocked_shapes_changed);
 Datum pg_memo_statements_changed(PG_FUNCTION_ARGS);
+Datum pg_memo_blocked_shapes_changed(PG_FUNCTION_ARGS);
 }
 
 namespace pgmemo {
@@ -47,6 +49,10 @@ struct RelationEntry {
     Oid relid;
 };
 
+struct BlockedEntry {
+    uint64 shape_id;
+};
+
 // Rebuilt whenever it is out of date; all of it lives in context.
 struct Registry {
     bool current = false;
@@ -56,6 +62,7 @@ struct Registry {
     HTAB *by_query_id = nullptr;  // Registration, keyed by query_id
     HTAB *by_shape = nullptr;     // ShapeEntry: the first registration of each shape
     HTAB *relations = nullptr;    // RelationEntry: what registrations read
+    HTAB *blocked = nullptr;      // BlockedEntry: memo.blocked_shapes (1.3)
     long count = 0;
 };
 Registry registry;
@@ -109,6 +116,25 @@ void add_registration(HeapTuple tuple, TupleDesc desc) {
     }
 }
 
+// Reads memo.blocked_shapes (1.3), where it exists: its trigger announces
+// a change as one of memo.statements, which has this copy read again.
+void load_blocked(Oid schema) {
+    Oid table = get_relname_relid("blocked_shapes", schema);
+    if (!OidIsValid(table)) return;
+    Relation rel = table_open(table, AccessShareLock);
+    SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 0, nullptr);
+    HeapTuple tuple;
+    while (HeapTupleIsValid(tuple = systable_getnext(scan))) {
+        bool isnull;
+        Datum shape = heap_getattr(tuple, 1, RelationGetDescr(rel), &isnull);
+        if (isnull) continue;
+        uint64 shape_id = uint64(DatumGetInt64(shape));
+        hash_search(registry.blocked, &shape_id, HASH_ENTER, nullptr);
+    }
+    systable_endscan(scan);
+    table_close(rel, AccessShareLock);
+}
+
 // Reads memo.statements with the catalog snapshot: what has committed.
 void load() {
     if (!registry.context)
@@ -117,6 +143,7 @@ void load() {
     registry.by_query_id = nullptr;
     registry.by_shape = nullptr;
     registry.relations = nullptr;
+    registry.blocked = nullptr;
     registry.count = 0;
     registry.current = false;  // until read whole: an ERROR on the way leaves it out of date
     uint64 invalidations = registry.invalidations;
@@ -130,6 +157,7 @@ void load() {
     registry.by_query_id = new_table("pg_memo registrations", sizeof(uint64), sizeof(Registration));
     registry.by_shape = new_table("pg_memo registration shapes", sizeof(uint64), sizeof(ShapeEntry));
     registry.relations = new_table("pg_memo registered relations", sizeof(Oid), sizeof(RelationEntry));
+    registry.blocked = new_table("pg_memo blocked shapes", sizeof(uint64), sizeof(BlockedEntry));
     MemoryContextSwitchTo(old);
     Relation rel = table_open(registry.table, AccessShareLock);
     int natts = RelationGetDescr(rel)->natts;
@@ -142,6 +170,9 @@ void load() {
         systable_endscan(scan);
     }
     table_close(rel, AccessShareLock);
+    old = MemoryContextSwitchTo(registry.context);
+    load_blocked(schema);
+    MemoryContextSwitchTo(old);
     // Current unless a change arrived while it was read.
     registry.current = registry.invalidations == invalidations;
 }
@@ -168,6 +199,12 @@ const Registration *find_registration_by_shape(uint64 shape_id) {
 bool any_registration_shapes() {
     ensure_current();
     return registry.by_shape && hash_get_num_entries(registry.by_shape) > 0;
+}
+
+bool shape_blocked(uint64 shape_id) {
+    ensure_current();
+    return registry.blocked && hash_get_num_entries(registry.blocked) > 0 &&
+           hash_search(registry.blocked, &shape_id, HASH_FIND, nullptr) != nullptr;
 }
 
 bool registration_reads(Oid relid) {
@@ -202,5 +239,19 @@ Datum pg_memo_statements_changed(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
                         errmsg("memo.statements_changed() must be called as a trigger")));
     CacheInvalidateRelcache(reinterpret_cast<TriggerData *>(fcinfo->context)->tg_relation);
+    return PointerGetDatum(nullptr);
+}
+
+// memo.blocked_shapes' statement trigger (1.3): announced as a change of
+// memo.statements, so that every backend reads the registrations and the
+// blocks again, and plans every SELECT again (each depends on
+// memo.statements).
+Datum pg_memo_blocked_shapes_changed(PG_FUNCTION_ARGS) {
+    if (!CALLED_AS_TRIGGER(fcinfo))
+        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                        errmsg("memo.blocked_shapes_changed() must be called as a trigger")));
+    Relation blocked = reinterpret_cast<TriggerData *>(fcinfo->context)->tg_relation;
+    Oid statements = get_relname_relid("statements", RelationGetNamespace(blocked));
+    if (OidIsValid(statements)) CacheInvalidateRelcacheByRelid(statements);
     return PointerGetDatum(nullptr);
 }

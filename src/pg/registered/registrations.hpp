@@ -28,6 +28,10 @@ const Registration *find_registration_by_shape(uint64 shape_id);
 // Whether any registration has a shape (memo.statements has 1.3's column).
 bool any_registration_shapes();
 
+// Whether a DBA blocked this shape from automatic admission
+// (memo.blocked_shapes, 1.3).
+bool shape_blocked(uint64 shape_id);
+
 // Whether a registration reads relid: the planner hook's cheap test before
 // it computes a statement's query identifier.
 bool registration_reads(Oid relid);
