@@ -266,9 +266,13 @@ GRANT SELECT ON @extschema@.admission TO PUBLIC;
 -- and says so when it serves nothing while clients send its shape.
 -------------------------------------------------------------------------------
 
+-- Each text is analyzed (with the caller's search path), which locks the
+-- tables it names: a lock another session holds makes that text's shape
+-- unknown after lock_timeout, not the view wait.
 CREATE FUNCTION @extschema@.statement_variants()
 RETURNS TABLE (shape_id bigint, query_id bigint, calls bigint, query text)
 LANGUAGE plpgsql STABLE PARALLEL UNSAFE
+SET lock_timeout = '100ms'
 AS $f$
 DECLARE
   pss_schema name;
@@ -276,22 +280,22 @@ DECLARE
 BEGIN
   SELECT n.nspname INTO pss_schema
     FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
-   WHERE x.extname = 'pg_stat_statements';
+   WHERE x.extname OPERATOR(pg_catalog.=) 'pg_stat_statements';
   IF pss_schema IS NULL THEN
     RETURN;  -- nothing recorded: no variants
   END IF;
   FOR r IN EXECUTE format($q$
       SELECT p.queryid, pg_catalog.sum(p.calls)::bigint AS calls, pg_catalog.min(p.query) AS query
         FROM %I.pg_stat_statements p
-       WHERE p.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
-                        WHERE d.datname = pg_catalog.current_database())
+       WHERE p.dbid OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d
+                        WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
          AND p.query OPERATOR(pg_catalog.~*) '^\s*(select|with|table)\M'
        GROUP BY p.queryid$q$, pss_schema)
   LOOP
     BEGIN
       shape_id := @extschema@.statement_shape(r.query);
     EXCEPTION WHEN OTHERS THEN
-      CONTINUE;  -- a text that does not analyze here (another search path, a dropped table)
+      CONTINUE;  -- a text that does not analyze here (another search path, a dropped table, a lock)
     END;
     query_id := r.queryid;
     calls := r.calls;

@@ -11,6 +11,8 @@
 SELECT memo.admission_reset();
 CREATE TABLE adm_items (id int PRIMARY KEY, team int NOT NULL, title text);
 INSERT INTO adm_items SELECT g, g % 5, 'title ' || g FROM generate_series(1, 50) g;
+-- (plans that statistics gathered meanwhile would not change)
+ALTER TABLE adm_items SET (autovacuum_enabled = off);
 SELECT memo.watch('adm_items');
 CREATE TABLE adm_unwatched (id int);
 CREATE ROLE adm_reader;
@@ -64,6 +66,32 @@ EXECUTE adm_page(1);
 EXPLAIN (COSTS OFF) EXECUTE adm_page(1);
 \o
 SELECT state, served_calls > 0 AS served FROM memo.admission WHERE query LIKE 'PREPARE adm_page%';
+-- A plan made while its shape was admitted serves nothing once the shape
+-- is forgotten (or demoted, or blocked): it runs as with pg_memo.enabled
+-- off, computed and not stored, until it is planned again; and turning
+-- pg_memo.admission off plans the session's statements again.
+SET plan_cache_mode = force_generic_plan;
+PREPARE adm_generic(int) AS SELECT id FROM adm_items WHERE team = $1 ORDER BY id LIMIT 1;
+EXECUTE adm_generic(1);
+EXECUTE adm_generic(1);
+EXECUTE adm_generic(1);
+EXECUTE adm_generic(1);
+SELECT 'auto:' || lpad(to_hex(shape_id), 16, '0') AS adm_name FROM memo.admission
+ WHERE query LIKE 'PREPARE adm_generic%' \gset
+SELECT hits AS hits_on, bypasses AS bypasses_on FROM memo.stats WHERE cache_name = :'adm_name' \gset
+SELECT :hits_on > 0 AS served_while_admitted;
+SELECT memo.admission_reset();
+EXECUTE adm_generic(1);
+EXECUTE adm_generic(1);
+SELECT hits - :hits_on AS hits_once_forgotten, bypasses - :bypasses_on AS bypasses_once_forgotten
+  FROM memo.stats WHERE cache_name = :'adm_name';
+SET pg_memo.admission = off;
+\o | sed -e 's/auto:[0-9a-f]*/auto:<shape>/'
+EXPLAIN (COSTS OFF) EXECUTE adm_generic(1);
+\o
+SET pg_memo.admission = auto;
+RESET plan_cache_mode;
+DEALLOCATE adm_generic;
 DEALLOCATE adm_page;
 
 -- 2. A cheap shape is left alone, with its reason. (pg_sleep(0.2) takes
@@ -108,6 +136,24 @@ SELECT count(*) > 0 FROM pg_class WHERE relname = 'adm_items';
 SELECT id FROM adm_items WHERE id = 1 FOR UPDATE;
 DO $$ BEGIN PERFORM count(*) FROM adm_items; PERFORM count(*) FROM adm_items; PERFORM count(*) FROM adm_items; END $$;
 SELECT count(*) FROM adm_shapes;
+-- Nor counted: EXPLAIN ANALYZE (instrumented), a cursor's partial
+-- fetches, a SELECT with a data-modifying WITH.
+SELECT count(*) FROM adm_items;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM adm_items WHERE id > 1;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM adm_items WHERE id > 1;
+BEGIN;
+DECLARE adm_cursor CURSOR FOR SELECT id FROM adm_items WHERE id > 40 ORDER BY id;
+FETCH 2 FROM adm_cursor;
+CLOSE adm_cursor;
+DECLARE adm_cursor CURSOR FOR SELECT id FROM adm_items WHERE id > 40 ORDER BY id;
+FETCH 2 FROM adm_cursor;
+CLOSE adm_cursor;
+COMMIT;
+WITH u AS (UPDATE adm_items SET title = title WHERE id = 1 RETURNING id) SELECT count(*) FROM u;
+WITH u AS (UPDATE adm_items SET title = title WHERE id = 1 RETURNING id) SELECT count(*) FROM u;
+-- (the one counted: the plain SELECT, after the FOR UPDATE above took
+-- long enough to mark adm_items)
+SELECT query, calls FROM adm_shapes WHERE calls > 0 OR served_calls > 0;
 
 -- 5. A shape whose table is written between its reads saves nothing: it
 -- is demoted after a window of served executions, observed again after

@@ -57,6 +57,10 @@ AdmissionDecision decide(const ShapeHistory &history, const ShapeWindow &window,
         case ShapeState::Observing: return observed(history, window, room, settings);
         case ShapeState::Admitted: return served(history, window, settings);
         case ShapeState::Refused:
+            // Refused again and again (a table that stays unwatched): not
+            // tried again.
+            if (history.demotions >= settings.max_demotions) return stay(history, ShapeReason::None, true);
+            [[fallthrough]];
         case ShapeState::Demoted:
             if (history.seconds_in_state < retry_after_s(history, settings))
                 return stay(history, ShapeReason::None, true);

@@ -12,8 +12,10 @@
 // uncached mean) less the time they took. A window that saved nothing (a
 // table written faster than the statement is read, so that most
 // executions recompute) demotes the shape; after max_demotions it is not
-// admitted again. A demoted or refused shape is observed again after
-// retry_s times 2^(demotions - 1) seconds.
+// admitted again. A refusal (the glue's check found the shape cannot be
+// served exactly) counts as a demotion. A demoted or refused shape is
+// observed again after retry_s times 2^(demotions - 1) seconds; a shape
+// refused max_demotions times is not.
 #pragma once
 
 #include <cstdint>

@@ -320,15 +320,16 @@ inline bool compat_btree_interpretation(Oid opno, CompatBtreeInterpretation *out
 #endif
 }
 
-// ExecutorRun_hook: 18 dropped its execute_once argument. around(qd, run)
-// runs the executor (the hook it replaced, or PostgreSQL's) by calling run.
-template <void (*around)(QueryDesc *, FnRef<void()>)>
+// ExecutorRun_hook: 18 dropped its execute_once argument. around(qd,
+// count, run) runs the executor (the hook it replaced, or PostgreSQL's) by
+// calling run; count is the rows asked for (0: all).
+template <void (*around)(QueryDesc *, uint64, FnRef<void()>)>
 struct CompatExecutorRunHook {
     static inline ExecutorRun_hook_type before = nullptr;
 
 #if PG_VERSION_NUM >= 180000
     static void hook(QueryDesc *qd, ScanDirection direction, uint64 count) {
-        around(qd, [&] {
+        around(qd, count, [&] {
             if (before)
                 before(qd, direction, count);
             else
@@ -337,7 +338,7 @@ struct CompatExecutorRunHook {
     }
 #else
     static void hook(QueryDesc *qd, ScanDirection direction, uint64 count, bool execute_once) {
-        around(qd, [&] {
+        around(qd, count, [&] {
             if (before)
                 before(qd, direction, count, execute_once);
             else

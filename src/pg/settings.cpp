@@ -4,6 +4,7 @@
 #include "flight.hpp"
 
 extern "C" {
+#include "utils/plancache.h"
 #include "utils/guc.h"
 }
 
@@ -34,6 +35,7 @@ double guc_admission_min_cost_ms = 1.0;
 int guc_admission_calls = 5;
 int guc_admission_retry_s = 60;
 int guc_admission_max_demotions = 3;
+uint64 admission_setting_changes = 0;
 int limit_warning_level = WARNING;
 
 bool limit_message_due(Limit limit) {
@@ -56,16 +58,25 @@ const struct config_enum_entry admission_options[] = {
     {"off", kAdmissionOff, false}, {"advise", kAdmissionAdvise, false}, {"auto", kAdmissionAuto, false},
     {nullptr, 0, false}};
 
+// pg_memo.admission changed in this backend (SET, a reload): its plans
+// are made again, so that a plan made for an admitted shape does not
+// outlive "off" (the pg_memo node checks as well, plan_statement's kept
+// plans follow admission_version()).
+void admission_changed(int, void *) {
+    admission_setting_changes++;
+    ResetPlanCache();
+}
+
 // The settings of automatic admission (docs/reference.md, "Automatic admission").
 void define_admission_settings() {
     DefineCustomEnumVariable(
         "pg_memo.admission", "Whether pg_memo observes, and serves, statements nobody registered.",
         "off (the default) serves registered statements only; advise observes every top-level SELECT "
         "and says in memo.admission which statements it would serve and why; auto serves those.",
-        &guc_admission, kAdmissionOff, admission_options, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+        &guc_admission, kAdmissionOff, admission_options, PGC_SUSET, 0, nullptr, admission_changed, nullptr);
     DefineCustomIntVariable(
         "pg_memo.admission_shapes", "Number of statement shapes automatic admission can observe.",
-        "Shapes past it are not observed (memo.admission_summary counts them); 0 observes none.",
+        "Shapes past it are not observed; 0 observes none.",
         &guc_admission_shapes, 1000, 0, 100000, PGC_POSTMASTER, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "pg_memo.admission_max_admitted", "Number of shapes automatic admission serves at once.",

@@ -125,3 +125,8 @@ TEST(AdmissionPolicy, TriesARefusedShapeAgain) {
     auto d = decide(in(ShapeState::Refused, 40, 0, 61), observed(5, 40), true, settings());
     EXPECT_EQ(d.state, ShapeState::Observing);
 }
+
+TEST(AdmissionPolicy, GivesUpOnAShapeRefusedAgainAndAgain) {
+    auto d = decide(in(ShapeState::Refused, 40, 3, 1e9), observed(5, 40), true, settings());
+    EXPECT_EQ(d.state, ShapeState::Refused);
+}

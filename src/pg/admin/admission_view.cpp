@@ -7,6 +7,7 @@
 // (admission/shapes_table.hpp).
 #include "admin/views.hpp"
 #include "admission/shapes_table.hpp"
+#include "settings.hpp"
 
 extern "C" {
 #include "funcapi.h"
@@ -40,7 +41,7 @@ const char *state_name(ShapeState state) {
 
 // The sentence of a shape's reason, with the figures of its last decision
 // (and the settings of the backend that made it).
-char *reason_of(const ShapeRow &r) {
+char *reason_of(const ShapeRow &r, bool shown) {
     const double *f = r.reason_figures;
     switch (r.reason) {
         case ShapeReason::None:
@@ -60,6 +61,10 @@ char *reason_of(const ShapeRow &r) {
                             "%.3f ms a computation)",
                             f[1], f[2], f[0]);
         case ShapeReason::SavedNothing:
+            if (f[1] == 0)
+                return psprintf("saved nothing: %.1f calls/s, none recomputed, but its hits took as long as "
+                                "computing it (%.3f ms); demoted, observed again after pg_memo.admission_retry",
+                                f[2], f[0]);
             return psprintf("saved nothing: %.1f recomputations/s against %.1f calls/s (its tables are written about "
                             "as often as it is read, or its calls seldom repeat their values); demoted, observed "
                             "again after pg_memo.admission_retry",
@@ -69,8 +74,13 @@ char *reason_of(const ShapeRow &r) {
                             "memo.cache_statement serves it)",
                             r.demotions);
         case ShapeReason::Refused:
-            return psprintf("cannot be served: %s (served, it would save up to %.3f ms a call; %llu calls observed)",
-                            r.refusal, r.mean_ms, static_cast<unsigned long long>(r.calls));
+            // The check's message names tables and values of the statement:
+            // shown as its text is.
+            return psprintf("cannot be served: %s (served, it would save up to %.3f ms a call; %llu calls observed%s)",
+                            shown ? r.refusal : "the check's reason is shown to the role that sent it", r.mean_ms,
+                            static_cast<unsigned long long>(r.calls),
+                            r.demotions >= uint32(guc_admission_max_demotions) ? "; refused too often: not tried again"
+                                                                               : "");
     }
     return pstrdup("unknown");
 }
@@ -86,7 +96,10 @@ void add_row(const ShapeRow &r, void *arg) {
     bool nulls[kAdmissionColumns] = {false};
     values[0] = Int64GetDatum(int64(r.shape_id));
     values[1] = CStringGetTextDatum(state_name(r.state));
-    values[2] = CStringGetTextDatum(reason_of(r));
+    // A statement's text may hold its values: shown to the role that sent
+    // it and to those who read all statistics, as pg_stat_statements does.
+    bool shown = fill->all_stats || has_privs_of_role(GetUserId(), r.role);
+    values[2] = CStringGetTextDatum(reason_of(r, shown));
     values[3] = Int64GetDatum(int64(r.calls));
     values[4] = Float8GetDatum(r.calls ? r.time_ms / double(r.calls) : 0);
     values[5] = Int64GetDatum(int64(r.served_calls));
@@ -95,9 +108,6 @@ void add_row(const ShapeRow &r, void *arg) {
     values[8] = Int32GetDatum(int32(r.demotions));
     values[9] = TimestampTzGetDatum(r.state_since);
     values[10] = ObjectIdGetDatum(r.role);
-    // A statement's text may hold its values: shown to the role that sent
-    // it and to those who read all statistics, as pg_stat_statements does.
-    bool shown = fill->all_stats || has_privs_of_role(GetUserId(), r.role);
     values[11] = Int64GetDatum(int64(r.query_id));
     values[12] = CStringGetTextDatum(r.sample);
     nulls[11] = nulls[12] = !shown;

@@ -187,7 +187,10 @@ bool enter_state(SharedShape *s, ShapeState from, ShapeState to, TimestampTz now
     pg_atomic_write_u32(&s->state, uint32(to));
     pg_atomic_write_u64(&s->state_since, uint64(now));
     pg_atomic_write_u32(&s->checked, 0);
-    if (to == ShapeState::Demoted || to == ShapeState::Retired) pg_atomic_fetch_add_u32(&s->demotions, 1);
+    // A refusal counts as a demotion: it is tried again later and later,
+    // and not after pg_memo.admission_max_demotions.
+    if (to == ShapeState::Demoted || to == ShapeState::Retired || to == ShapeState::Refused)
+        pg_atomic_fetch_add_u32(&s->demotions, 1);
     if (to == ShapeState::Admitted) pg_atomic_fetch_add_u32(&header->admitted, 1);
     if (from == ShapeState::Admitted) pg_atomic_fetch_sub_u32(&header->admitted, 1);
     bool serving_changed = from == ShapeState::Admitted || to == ShapeState::Admitted;
@@ -222,22 +225,38 @@ bool decide_window(SharedShape *s) {
 
 }  // namespace
 
+// A slot being claimed: its key is this until the slot is cleared and
+// its texts written (a backend that finds it probes on).
+constexpr uint64 kClaiming = UINT64_MAX;
+
+// How far a lookup probes: past it a shape is not observed, so that a full
+// table costs a planning a bounded lookup.
+constexpr uint32 kMaxProbes = 32;
+
 ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int sample_len, uint64 query_id) {
     if (!header || header->capacity == 0 || shape_id == 0) return ShapeSlot{};
     uint64 key = key_of(shape_id, MyDatabaseId);
+    if (key == kClaiming) key = 1;
     uint32 epoch = pg_atomic_read_u32(&header->epoch);
     uint32 n = header->capacity;
-    for (uint32 probe = 0, i = uint32(key % n); probe < n; probe++, i = (i + 1) % n) {
+    uint32 probes = Min(n, kMaxProbes);
+    for (uint32 probe = 0, i = uint32(key % n); probe < probes; probe++, i = (i + 1) % n) {
         SharedShape *s = &slots[i];
         uint64 k = pg_atomic_read_u64(&s->key);
         if (k == key) return ShapeSlot{i, epoch};
         if (k != 0) continue;
         if (!create) return ShapeSlot{};
         uint64 expected = 0;
-        if (!pg_atomic_compare_exchange_u64(&s->key, &expected, key)) {
+        if (!pg_atomic_compare_exchange_u64(&s->key, &expected, kClaiming)) {
             if (expected == key) return ShapeSlot{i, epoch};
             continue;
         }
+        // Claimed: cleared (a slot a reset freed may hold a late count),
+        // its texts written, then published under its key.
+        char text[kSampleLen];
+        int len = sample_len > 0 && sample_len < kSampleLen ? sample_len : kSampleLen - 1;
+        snprintf(text, kSampleLen, "%.*s", len, sample ? sample : "");
+        clear_slot(s);
         TimestampTz now = GetCurrentTimestamp();
         pg_atomic_write_u64(&s->state_since, uint64(now));
         pg_atomic_write_u64(&s->window_start, uint64(now));
@@ -246,13 +265,19 @@ ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int 
         s->database = MyDatabaseId;
         s->role = GetUserId();
         s->query_id = query_id;
-        int len = sample_len > 0 && sample_len < kSampleLen ? sample_len : kSampleLen - 1;
-        snprintf(s->sample, kSampleLen, "%.*s", len, sample ? sample : "");
+        memcpy(s->sample, text, kSampleLen);
+        s->refusal[0] = '\0';
         SpinLockRelease(&s->text_lock);
+        pg_atomic_write_u64(&s->key, key);
         return ShapeSlot{i, epoch};
     }
-    pg_atomic_fetch_add_u64(&header->not_observed, 1);
+    if (create) pg_atomic_fetch_add_u64(&header->not_observed, 1);
     return ShapeSlot{};
+}
+
+bool admitted_shape_serves(uint64 shape_id) {
+    return guc_admission == kAdmissionAuto &&
+           shape_state(find_shape_slot(shape_id, false, nullptr, 0, 0)) == ShapeState::Admitted;
 }
 
 ShapeState shape_state(ShapeSlot slot) {
@@ -302,8 +327,10 @@ bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint) {
     auto state = ShapeState(pg_atomic_read_u32(&s->state));
     bool changed = false;
     if (state == ShapeState::Admitted) {
+        char text[kRefusalLen];
+        snprintf(text, kRefusalLen, "%s%s%s", message, hint ? ". " : "", hint ? hint : "");
         SpinLockAcquire(&s->text_lock);
-        snprintf(s->refusal, kRefusalLen, "%s%s%s", message, hint ? ". " : "", hint ? hint : "");
+        memcpy(s->refusal, text, kRefusalLen);
         SpinLockRelease(&s->text_lock);
         pg_atomic_write_u32(&s->reason, uint32(ShapeReason::Refused));
         TimestampTz now = GetCurrentTimestamp();
@@ -334,7 +361,10 @@ bool admission_table(const RangeTblEntry *rte) {
             rte->relkind == RELKIND_MATVIEW);
 }
 
-uint64 admission_version() { return header ? pg_atomic_read_u64(&header->version) : 0; }
+// Both counters only grow: their sum moves when either does.
+uint64 admission_version() {
+    return (header ? pg_atomic_read_u64(&header->version) : 0) + admission_setting_changes;
+}
 
 void reset_shapes() {
     if (!header) return;
@@ -348,11 +378,14 @@ void reset_shapes() {
             CHECK_FOR_INTERRUPTS();
             pg_spin_delay();
         }
-        pg_atomic_write_u64(&s->key, 0);
+        if (ShapeState(pg_atomic_read_u32(&s->state)) == ShapeState::Admitted)
+            pg_atomic_fetch_sub_u32(&header->admitted, 1);
         clear_slot(s);
+        pg_atomic_write_u64(&s->key, 0);
         pg_atomic_clear_flag(&s->deciding);
     }
-    pg_atomic_write_u32(&header->admitted, 0);
+    // A slot number taken while the slots were freed finds nothing either.
+    pg_atomic_fetch_add_u32(&header->epoch, 1);
     pg_atomic_write_u64(&header->not_observed, 0);
     for (auto &word : header->slow_relations) pg_atomic_write_u64(&word, 0);
     pg_atomic_fetch_add_u64(&header->version, 1);
@@ -379,7 +412,8 @@ uint64 for_each_shape(Oid database, void (*fn)(const ShapeRow &row, void *arg), 
     if (!header) return 0;
     for (uint32 i = 0; i < header->capacity; i++) {
         SharedShape *s = &slots[i];
-        if (pg_atomic_read_u64(&s->key) == 0) continue;
+        uint64 key = pg_atomic_read_u64(&s->key);
+        if (key == 0 || key == kClaiming) continue;
         ShapeRow r{};
         SpinLockAcquire(&s->text_lock);
         r.shape_id = s->shape_id;

@@ -36,6 +36,11 @@ struct ShapeSlot {
 // the role that sent it and those who may read all statistics.
 ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int sample_len, uint64 query_id);
 
+// Whether an admitted shape is served in this session: pg_memo.admission
+// is auto and the shape is still admitted (a plan made for it outlives
+// both).
+bool admitted_shape_serves(uint64 shape_id);
+
 // The slot's state, or Observing for a slot of an older epoch.
 ShapeState shape_state(ShapeSlot slot);
 

@@ -74,7 +74,7 @@ void on_transaction_event(XactEvent event, void *) {
             commit_is_visible();
             forget_prepare_gid(true);  // a PREPARE outside a transaction block
             release_statements_in_use();
-            forget_running_executions();
+            forget_running_executions(1);
             break;
         case XACT_EVENT_PARALLEL_COMMIT:
             release_statements_in_use();
@@ -83,7 +83,7 @@ void on_transaction_event(XactEvent event, void *) {
             forget_prepare_gid(true);
             forget_transaction();
             release_statements_in_use();
-            forget_running_executions();
+            forget_running_executions(1);
             break;
         case XACT_EVENT_ABORT:
         case XACT_EVENT_PARALLEL_ABORT:
@@ -92,7 +92,7 @@ void on_transaction_event(XactEvent event, void *) {
             forget_transaction();
             flights_cleanup();  // normally done already by the flight's own PG_CATCH
             release_statements_in_use();
-            forget_running_executions();
+            forget_running_executions(1);
             break;
         default: break;
     }
@@ -103,7 +103,7 @@ void on_subtransaction_event(SubXactEvent event, SubTransactionId subid, SubTran
     if (event != SUBXACT_EVENT_ABORT_SUB) return;
     catalog_changes_subtransaction_aborted();
     forget_rows_captured_in(subid);
-    forget_running_executions();
+    forget_running_executions(GetCurrentTransactionNestLevel());
 }
 
 // The lock phase of a top-level commit's resource release comes after

@@ -30,6 +30,7 @@ enum MemoScanPrivate {
     kMemoScanMaxStaleness,  // Integer: StatementOptions::max_staleness_ms
     kMemoScanStaleOnError,  // Integer: StatementOptions::stale_on_error_ms
     kMemoScanErrorTtl,      // Integer: StatementOptions::error_ttl_ms
+    kMemoScanAdmittedShape, // String: the shape automatic admission admitted, in decimal ("" for a registration)
     kMemoScanPrivateCount
 };
 

@@ -14,8 +14,12 @@ extern "C" {
 #include "utils/tuplestore.h"
 }
 
+#include "admission/shapes_table.hpp"
 #include "call.hpp"
 #include "serve/serve_statement.hpp"
+#include "settings.hpp"
+
+#include <cstdlib>
 
 namespace pgmemo {
 namespace {
@@ -25,6 +29,7 @@ struct MemoScanState {
     const char *text;
     const char *cache_name;
     StatementOptions options;
+    uint64 admitted_shape;  // 0: a registration's
     bool random_access;
     bool filled;
     Served served;
@@ -88,7 +93,21 @@ void fill(MemoScanState *s) {
     RowSpill spill{estate->es_query_cxt, CurrentResourceOwner, s->slot->tts_tupleDescriptor,
                    DeclaredBy::Statement, s->random_access, nullptr, nullptr};
     call.spill = &spill;
-    s->served = serve_statement(call, s->options);
+    // A plan made for an admitted shape that is no longer served (demoted,
+    // blocked, forgotten, or pg_memo.admission not auto in this session):
+    // the statement runs as pg_memo.enabled = off runs it, computed and
+    // not stored, until it is planned again.
+    if (s->admitted_shape != 0 && !admitted_shape_serves(s->admitted_shape)) {
+        bool enabled = guc_enabled;
+        guc_enabled = false;
+        PG_TRY();
+        { s->served = serve_statement(call, s->options); }
+        PG_FINALLY();
+        { guc_enabled = enabled; }
+        PG_END_TRY();
+    } else {
+        s->served = serve_statement(call, s->options);
+    }
     s->store = spill.store;
     s->filled = true;
 }
@@ -180,6 +199,8 @@ Node *create_memo_scan_state(CustomScan *plan) {
     s->options.max_staleness_ms = private_int(custom_private, kMemoScanMaxStaleness);
     s->options.stale_on_error_ms = private_int(custom_private, kMemoScanStaleOnError);
     s->options.error_ttl_ms = private_int(custom_private, kMemoScanErrorTtl);
+    const char *shape = private_text(custom_private, kMemoScanAdmittedShape);
+    s->admitted_shape = *shape ? strtoull(shape, nullptr, 10) : 0;
     return reinterpret_cast<Node *>(s);
 }
 

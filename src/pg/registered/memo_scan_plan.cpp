@@ -53,6 +53,8 @@ List *private_list(const Registration &registration, const char *text) {
     members[kMemoScanMaxStaleness] = reinterpret_cast<Node *>(makeInteger(o.max_staleness_ms));
     members[kMemoScanStaleOnError] = reinterpret_cast<Node *>(makeInteger(o.stale_on_error_ms));
     members[kMemoScanErrorTtl] = reinterpret_cast<Node *>(makeInteger(o.error_ttl_ms));
+    members[kMemoScanAdmittedShape] = reinterpret_cast<Node *>(makeString(
+        registration.admitted_shape ? psprintf(UINT64_FORMAT, registration.admitted_shape) : pstrdup("")));
     List *list = NIL;
     for (Node *member : members) list = lappend(list, member);
     return list;

@@ -9,12 +9,15 @@
 #include <cstring>
 
 extern "C" {
-#include "access/xlog.h"
 #include "portability/instr_time.h"
 #include "catalog/namespace.h"
 #include "common/hashfn.h"
 #include "utils/lsyscache.h"
+#include "access/xact.h"
+#include "storage/sinval.h"
 #include "utils/inval.h"
+#include "tcop/pquery.h"
+#include "utils/portal.h"
 }
 
 namespace pgmemo {
@@ -32,10 +35,13 @@ struct StatementName {
 };
 
 StatementName name_of(const char *source, int location, int len) {
-    const char *text = source + (location > 0 ? location : 0);
-    size_t n = len > 0 ? size_t(len) : strlen(text);
-    return StatementName{hash_bytes_extended(reinterpret_cast<const unsigned char *>(text), int(n), 0), location,
-                         int(n)};
+    // A location past the text (a plan's, kept for another text) names
+    // the text's end, never memory past it.
+    size_t total = strlen(source);
+    size_t from = location > 0 ? Min(size_t(location), total) : 0;
+    size_t n = len > 0 ? Min(size_t(len), total - from) : total - from;
+    return StatementName{hash_bytes_extended(reinterpret_cast<const unsigned char *>(source + from), int(n), 0),
+                         int(from), int(n)};
 }
 
 struct ObservedPlan {
@@ -48,19 +54,20 @@ ObservedPlan observed_plans[kObservedPlans];
 ObservedPlan &place_of(const StatementName &name) { return observed_plans[name.hash % kObservedPlans]; }
 
 // A top-level SELECT's execution begun and not yet ended: few at once
-// (open cursors). slot: its shape's, when its statement is observed.
+// (open cursors). slot: its shape's, when its statement is observed;
+// level: the transaction nesting level it began at (a subtransaction's
+// abort forgets what began inside it); partial: a run fetched part of its
+// rows (a cursor's FETCH), so that its time is not the statement's.
 struct Running {
     QueryDesc *qd;
     ShapeSlot slot;
     double elapsed_ms;
+    int level;
+    bool partial;
 };
 constexpr int kRunning = 16;
 Running running[kRunning];
 int running_count = 0;
-
-// How deep in ExecutorRun this backend is: only the outermost run is a
-// client's statement (the statements of its functions run inside it).
-int run_depth = 0;
 
 Running *running_of(QueryDesc *qd) {
     for (int i = 0; i < running_count; i++)
@@ -78,13 +85,17 @@ ShapeSlot observed_slot(QueryDesc *qd) {
     return o.slot;
 }
 
-// The execution qd begins: every top-level SELECT over a table is timed
+// The execution qd begins: every SELECT a client's portal runs is timed
 // (one that takes long marks its tables for observation), and counted for
-// its shape when it is observed.
+// its shape when it is observed. Not: the statements functions, DO blocks,
+// CALL and triggers run (not their portal's own), EXPLAIN ANALYZE
+// (instrumented), a SELECT with a data-modifying WITH.
 Running *begin_running(QueryDesc *qd) {
     const PlannedStmt *stmt = qd->plannedstmt;
-    if (!stmt || stmt->commandType != CMD_SELECT || stmt->utilityStmt || running_count == kRunning) return nullptr;
-    running[running_count] = Running{qd, observed_slot(qd), 0};
+    if (!stmt || stmt->commandType != CMD_SELECT || stmt->utilityStmt || stmt->hasModifyingCTE ||
+        qd->instrument_options != 0 || !ActivePortal || ActivePortal->queryDesc != qd || running_count == kRunning)
+        return nullptr;
+    running[running_count] = Running{qd, observed_slot(qd), 0, GetCurrentTransactionNestLevel(), false};
     return &running[running_count++];
 }
 
@@ -111,58 +122,75 @@ void observe_plan(const PlannedStmt *stmt, const char *source, ShapeSlot slot) {
     place_of(name) = ObservedPlan{name, slot};
 }
 
-void time_executor_run(QueryDesc *qd, FnRef<void()> run) {
-    if (guc_admission == kAdmissionOff) {
-        run();
-        return;
-    }
+void time_executor_run(QueryDesc *qd, uint64 count, FnRef<void()> run) {
     Running *r = nullptr;
-    if (run_depth == 0) {
+    if (guc_admission != kAdmissionOff) {
         r = running_of(qd);
         if (!r) r = begin_running(qd);
     }
+    if (!r) {
+        run();
+        return;
+    }
+    if (count != 0) r->partial = true;
     instr_time start, elapsed;
-    if (r) INSTR_TIME_SET_CURRENT(start);
-    run_depth++;
-    PG_TRY();
-    { run(); }
-    PG_FINALLY();
-    { run_depth--; }
-    PG_END_TRY();
-    if (!r) return;
+    INSTR_TIME_SET_CURRENT(start);
+    run();
+    // (An ERROR skips this: the execution is forgotten at its
+    // (sub)transaction's end.)
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
-    // (An ERROR skips this: the execution is forgotten at the
-    // transaction's end.)
     if ((r = running_of(qd))) r->elapsed_ms += INSTR_TIME_GET_MILLISEC(elapsed);
 }
 
 void end_executor(QueryDesc *qd) {
-    if (Running *r = running_of(qd)) {
-        ShapeExecution e{};
+    // What the execution was is read before the executor frees it; what it
+    // decides comes after PostgreSQL (and the hooks before pg_memo's) ended it.
+    Running *r = running_of(qd);
+    Running ended{};
+    ShapeExecution e{};
+    bool slow = false;
+    if (r) {
+        ended = *r;
+        *r = running[--running_count];
         Served served;
         e.served = memo_scan_outcome(qd->planstate, &served);
         e.computed = e.served && served != Served::Hit && served != Served::Older;
-        e.elapsed_ms = r->elapsed_ms;
-        ShapeSlot slot = r->slot;
-        *r = running[--running_count];
-        if (!e.served && e.elapsed_ms >= guc_admission_min_cost_ms) note_slow_tables(qd->plannedstmt);
-        if (slot.index != kNoShapeSlot && note_shape_execution(slot, e)) replan_after_admission_change();
+        e.elapsed_ms = ended.elapsed_ms;
+        slow = !ended.partial && !e.served && e.elapsed_ms >= guc_admission_min_cost_ms;
+        if (slow) note_slow_tables(qd->plannedstmt);
     }
     if (executor_end_before_memo)
         executor_end_before_memo(qd);
     else
         standard_ExecutorEnd(qd);
+    if (r && !ended.partial && ended.slot.index != kNoShapeSlot && guc_admission != kAdmissionOff &&
+        note_shape_execution(ended.slot, e))
+        replan_after_admission_change();
 }
 
 void replan_after_admission_change() {
-    // Every plan of a SELECT depends on memo.statements (plan_hook.cpp); a
-    // standby sends no invalidations, and its kept plans follow the
-    // admission version alone.
-    Oid table = statements_table();
-    if (OidIsValid(table) && !RecoveryInProgress()) CacheInvalidateRelcacheByRelid(table);
+    // Every plan of a SELECT depends on memo.statements (plan_hook.cpp): a
+    // relcache invalidation of it, sent at once and whatever this
+    // transaction does (not at its commit), has every backend plan its
+    // SELECTs again. The table as this backend last read the registrations:
+    // no catalog access here.
+    Oid table = statements_table_as_read();
+    if (!OidIsValid(table)) return;
+    SharedInvalidationMessage message;
+    message.rc.id = SHAREDINVALRELCACHE_ID;
+    message.rc.dbId = MyDatabaseId;
+    message.rc.relId = table;
+    SendSharedInvalidMessages(&message, 1);
 }
 
-void forget_running_executions() { running_count = 0; }
+void forget_running_executions(int from_level) {
+    int kept = 0;
+    for (int i = 0; i < running_count; i++)
+        if (running[i].level < from_level) running[kept++] = running[i];
+    running_count = kept;
+}
+
+
 
 }  // namespace pgmemo

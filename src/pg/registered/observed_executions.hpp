@@ -34,17 +34,18 @@ void observe_plan(const PlannedStmt *stmt, const char *source, ShapeSlot slot);
 
 // The executor hooks (hooks/module.cpp installs them): ExecutorRun timed,
 // ExecutorEnd counted, each calling the hook it replaced.
-void time_executor_run(QueryDesc *qd, FnRef<void()> run);
+void time_executor_run(QueryDesc *qd, uint64 count, FnRef<void()> run);
 using ExecutionTimer = CompatExecutorRunHook<time_executor_run>;
 extern ExecutorEnd_hook_type executor_end_before_memo;
 void end_executor(QueryDesc *qd);
 
 // A decision changed whether a shape is served: plans kept for its
-// statements are made again (every backend's, at this transaction's end).
+// statements are made again (every backend's, at once).
 void replan_after_admission_change();
 
-// At the end of every transaction: the executions not ended (an ERROR) are
-// forgotten.
-void forget_running_executions();
+// At the end of every transaction (from_level 1) and subtransaction (its
+// nesting level): the executions begun inside it and not ended (an ERROR)
+// are forgotten.
+void forget_running_executions(int from_level);
 
 }  // namespace pgmemo

@@ -163,6 +163,7 @@ struct Serving {
     KeptPlanEpoch epoch;        // what a plan or a refusal kept now is valid for
     ShapeSlot observed;         // the shape automatic admission observes, if it does
     bool admitted;              // served by automatic admission, not by a registration
+    Registration admitted_as;   // then: the registration automatic admission makes for it
 };
 
 // The registration that serves the statement, or nullptr.
@@ -201,8 +202,8 @@ bool reads_slow_table(const Query *query) {
 // in the database, and it reads a slow table (catalog statements are not
 // candidates) without locking rows.
 bool observable(Query *parse) {
-    return guc_admission != kAdmissionOff && parse->rowMarks == NIL && reads_slow_table(parse) &&
-           OidIsValid(statements_table());
+    return guc_admission != kAdmissionOff && parse->rowMarks == NIL && !parse->hasModifyingCTE &&
+           reads_slow_table(parse) && OidIsValid(statements_table());
 }
 
 // A blocked shape (memo.block_statement) is neither observed nor served;
@@ -230,18 +231,34 @@ const Registration *admission_of(Query *parse, Candidate *c, Serving *s) {
     int location = parse->stmt_location > 0 ? parse->stmt_location : 0;
     s->observed = find_shape_slot(shape, true, c->source + location, parse->stmt_len, c->query_id);
     if (shape_state(s->observed) != ShapeState::Admitted) return nullptr;
-    static Registration admitted{};
-    admitted.query_id = c->query_id;
-    admitted.cache_name = psprintf("auto:%016llx", static_cast<unsigned long long>(shape));
-    admitted.options = StatementOptions{};
+    // Exact (no session's staleness reaches it), as a registration made
+    // with no option is.
+    s->admitted_as = Registration{c->query_id, psprintf("auto:%016llx", static_cast<unsigned long long>(shape)),
+                                  StatementOptions{}, shape};
     s->admitted = true;
-    return &admitted;
+    return &s->admitted_as;
 }
 
 // An admitted shape refused by the check: observed, not served, until
 // pg_memo.admission_retry has passed.
 void refuse_admitted(const Serving &s, const ErrorData *refusal) {
     if (note_shape_refused(s.observed, refusal->message, refusal->hint)) replan_after_admission_change();
+}
+
+// The check of an admitted statement: the check a miss makes, with a table
+// that is not watched a refusal whatever pg_memo.unwatched_tables says (it
+// would be computed at every execution, and warn a client that asked
+// nothing of pg_memo).
+ErrorData *check_admitted(Candidate *c) {
+    int unwatched = guc_unwatched_tables;
+    ErrorData *refusal = nullptr;
+    guc_unwatched_tables = kUnwatchedError;
+    PG_TRY();
+    { refusal = error_of_subtransaction([&] { check_candidate(c); }); }
+    PG_FINALLY();
+    { guc_unwatched_tables = unwatched; }
+    PG_END_TRY();
+    return refusal;
 }
 
 // Whether a registration, or automatic admission, serves this statement
@@ -263,7 +280,7 @@ bool serving_statement(Query *parse, const char *source, int cursor_options, Ser
     s->registration.cache_name = pstrdup(found->cache_name);
     c.text = statement_source(source, parse, &c.after_prefix);
     if (!c.text) {
-        count_refusal(s->registration);
+        if (!s->admitted) count_refusal(s->registration);
         return false;
     }
     // Under pg_memo.admission = advise an admitted shape is checked once,
@@ -277,20 +294,25 @@ bool serving_statement(Query *parse, const char *source, int cursor_options, Ser
     KeptPlanKey key{c.text, c.query_id, cursor_options};
     if (!c.after_prefix && !advise_only) {
         if (find_kept_plan(key, &s->kept)) {
-            if (!s->kept) count_refusal(s->registration);
+            if (!s->kept && !s->admitted) count_refusal(s->registration);
             return s->kept != nullptr;
         }
         s->keep_as = c.text;
     }
-    ErrorData *refusal = error_of_subtransaction([&] { check_candidate(&c); });
+    ErrorData *refusal = s->admitted ? check_admitted(&c) : error_of_subtransaction([&] { check_candidate(&c); });
     if (refusal) {
-        if (!error_explains_refusal(refusal->sqlerrcode)) ReThrowError(refusal);
+        // An admitted statement's client asked nothing of pg_memo: whatever
+        // its check raised but an interrupt only means it is not served.
+        if (s->admitted ? error_is_interrupt(refusal->sqlerrcode) : !error_explains_refusal(refusal->sqlerrcode))
+            ReThrowError(refusal);
         ereport(guc_log_reasons ? guc_log_reasons : DEBUG1,
                 (errmsg_internal("pg_memo does not serve %s statement %s: %s",
                                  s->admitted ? "admitted" : "registered", s->registration.cache_name,
                                  refusal->message)));
-        count_refusal(s->registration);
-        if (s->admitted) refuse_admitted(*s, refusal);
+        if (s->admitted)
+            refuse_admitted(*s, refusal);
+        else
+            count_refusal(s->registration);
         if (!c.after_prefix && !advise_only) keep_refusal(key, s->epoch);
         return false;
     }
@@ -323,6 +345,10 @@ PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options
     Serving s{};
     bool serving = serving_statement(parse, source, cursor_options, &s);
     if (s.kept) {
+        // Kept for the statement's own text: where it stands in this
+        // source text is this planning's.
+        s.kept->stmt_location = parse->stmt_location;
+        s.kept->stmt_len = parse->stmt_len;
         if (s.observed.index != kNoShapeSlot) observe_plan(s.kept, source, s.observed);
         return s.kept;
     }

@@ -88,6 +88,7 @@ void add_registration(HeapTuple tuple, TupleDesc desc) {
     bool found;
     auto *r = static_cast<Registration *>(hash_search(registry.by_query_id, &query_id, HASH_ENTER, &found));
     r->query_id = query_id;
+    r->admitted_shape = 0;
     // Its shape (admission/statement_shape.hpp); none under 1.2's SQL.
     uint64 shape_id = has_shape ? uint64(DatumGetInt64(values[kShapeId - 1])) : 0;
     if (shape_id != 0) {
@@ -221,6 +222,8 @@ Oid statements_table() {
     ensure_current();
     return registry.table;
 }
+
+Oid statements_table_as_read() { return registry.table; }
 
 uint64 registry_version() { return registry.invalidations; }
 

@@ -14,6 +14,7 @@ struct Registration {
     uint64 query_id;
     const char *cache_name;  // in the registry's memory
     StatementOptions options;
+    uint64 admitted_shape;   // automatic admission's: the shape admitted (0 for a registration)
 };
 
 // The registration of this query identifier, or nullptr. Reads
@@ -35,6 +36,10 @@ bool shape_blocked(uint64 shape_id);
 // Whether a registration reads relid: the planner hook's cheap test before
 // it computes a statement's query identifier.
 bool registration_reads(Oid relid);
+
+// memo.statements as this backend last read the registrations, without
+// reading them again (no catalog access): InvalidOid before the first read.
+Oid statements_table_as_read();
 
 // Whether this database has registrations at all.
 bool any_registrations();
