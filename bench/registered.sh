@@ -8,14 +8,18 @@
 # registered / cached_list_employees and registered / page_snapshot.
 #
 #   bench/registered.sh [--rounds N] [--seconds S] [--rows N] [--protocol prepared|simple] [--pgpool]
-#                       [--instructions [--short N] [--long N]]
+#                       [--instructions [--short N] [--long N] [--admitted]]
 # --pgpool: a fourth side, the same page statement sent through pgpool-II
 # with its query cache (bench/pgpool.sh), and the median of registered /
 # pgpool.
 # --instructions: the three pg_memo sides counted in instructions per
 # transaction instead (bench/callgrind.sh: one client, SHORT and LONG
 # transactions; --short, --long), which this machine's TPS cannot resolve
-# to a few percent; needs valgrind.
+# to a few percent; needs valgrind. With --admitted, a fourth side: the
+# same page statement with "AND true" in its filter (another shape,
+# registered by no one) served through automatic admission, every side
+# then with pg_memo.admission = auto (issue 47: an admitted shape's hit
+# against a registered statement's).
 # Needs root, pg_memo and pg_memo_directory installed (scripts/build.sh).
 # Not run by CI.
 set -euo pipefail
@@ -26,7 +30,7 @@ BENCH_PRELOAD=pg_memo
 . "$SRC/bench/cluster.sh"
 . "$SRC/bench/pgpool.sh"
 ROUNDS=4 SECONDS_PER_RUN=10 ROWS=100000 PROTOCOL=prepared PGPOOL=no PGPOOL_PORT=${PGPOOL_PORT:-55489}
-INSTRUCTIONS= SHORT=1000 LONG=3000
+INSTRUCTIONS= SHORT=1000 LONG=3000 ADMITTED=
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -37,6 +41,7 @@ while [ $# -gt 0 ]; do
     --instructions) INSTRUCTIONS=1; shift ;;
     --short) SHORT=$2; shift 2 ;;
     --long) LONG=$2; shift 2 ;;
+    --admitted) ADMITTED=1; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -59,6 +64,8 @@ if [ "$PROTOCOL" = simple ]; then
 fi
 { echo '\set scope 1'; echo '\set size 20'; echo '\set skip 0'
   printf '%s;\n' "${PAGE//$'\n'/ }" | sed 's/\$1/:scope/; s/\$2/:size/; s/\$3/:skip/'; } >"$BENCH_DIR/registered.sql"
+{ echo '\set scope 1'; echo '\set size 20'; echo '\set skip 0'
+  printf '%s;\n' "${PAGE//$'\n'/ }" | sed 's/\$1::bigint\]/$1::bigint] AND true/; s/\$1/:scope/; s/\$2/:size/; s/\$3/:skip/'; } >"$BENCH_DIR/admitted.sql"
 printf '%s\n' 'SELECT * FROM directory.cached_list_employees(1);' >"$BENCH_DIR/cached.sql"
 printf '%s\n' 'SELECT * FROM page_snapshot;' >"$BENCH_DIR/snapshot.sql"
 chown postgres "$BENCH_DIR"/*.sql
@@ -79,10 +86,15 @@ if [ -n "$INSTRUCTIONS" ]; then
   bench_stop
   callgrind_start run
   declare -A FILES
-  for side in registered cached snapshot; do
+  sides="registered cached snapshot"
+  if [ -n "$ADMITTED" ]; then sides="$sides admitted"; export PGOPTIONS='-c pg_memo.admission=auto'; fi
+  for side in $sides; do
     bench_pgbench -n -M "$PROTOCOL" -c 1 -t 50 -f "$BENCH_DIR/$side.sql" >/dev/null 2>&1  # warm
     for t in "$SHORT" "$LONG"; do FILES[$side.$t]=$(callgrind_run "$t" -M "$PROTOCOL" -f "$BENCH_DIR/$side.sql"); done
   done
+  if [ -n "$ADMITTED" ]; then
+    bench_psql -c "SELECT state, served_calls, recomputed, left(query, 60) FROM memo.admission WHERE query LIKE '%AND true%'"
+  fi
   callgrind_stop
   per() { callgrind_per_xact "${FILES[$1.$SHORT]}" "${FILES[$1.$LONG]}" $((LONG - SHORT)); }
   t=$(per registered) c=$(per cached) s=$(per snapshot)
@@ -93,6 +105,15 @@ if [ -n "$INSTRUCTIONS" ]; then
   echo "|---|---|---|---|---|"
   # as throughput: the other side's instructions over those of the registered statement's hit
   echo "| $t | $c | $s | $(awk -v a="$t" -v b="$c" 'BEGIN {printf "%.3f", b / a}') | $(awk -v a="$t" -v b="$s" 'BEGIN {printf "%.3f", b / a}') |"
+  if [ -n "$ADMITTED" ]; then
+    a=$(per admitted)
+    echo
+    echo "Every side with pg_memo.admission = auto. The admitted statement's hit against the registered one's:"
+    echo
+    echo "| registered | admitted | admitted / registered (instructions) |"
+    echo "|---|---|---|"
+    echo "| $t | $a | $(awk -v a="$a" -v b="$t" 'BEGIN {printf "%.4f", a / b}') |"
+  fi
   exit 0
 fi
 echo "Machine: $(machine_description)"

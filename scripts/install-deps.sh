@@ -17,15 +17,16 @@ apt-get update -qq
 # makes a Debian root for 17 (debootstrap). python3-psycopg,
 # python3-sqlalchemy, pgbouncer and node-postgres (npm, into test/clients)
 # are the real clients of test/t/018 (registered statements);
-# python3-django, ruby-activerecord with ruby-pg, and sysbench those of
-# test/t/025 (statements matched by shape and admitted automatically).
+# python3-django with python3-psycopg2, ruby-activerecord with ruby-pg, and
+# sysbench those of test/t/025 (statements matched by shape and admitted
+# automatically; run on PostgreSQL 15 only).
 apt-get install -y -qq --no-install-recommends \
   postgresql-15 postgresql-server-dev-15 libboost-dev libipc-run-perl \
   cmake g++ make libgtest-dev libbenchmark-dev libxxhash-dev dpkg-dev \
   debhelper postgresql-server-dev-all prometheus-postgres-exporter prometheus curl gdb \
   bison flex pkgconf libicu-dev libxml2-dev libxslt1-dev uuid-dev libreadline-dev zlib1g-dev debootstrap \
   python3-psycopg python3-sqlalchemy pgbouncer \
-  python3-django ruby-activerecord ruby-pg sysbench >/dev/null
+  python3-django python3-psycopg2 ruby-activerecord ruby-pg sysbench >/dev/null
 # Debian starts no PgBouncer service in a container; where it does, the
 # tests start their own on a free port anyway.
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

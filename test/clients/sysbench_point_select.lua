@@ -4,8 +4,8 @@
 -- The statement of sysbench's oltp_point_select, prepared through
 -- sysbench's own pgsql driver exactly as oltp_common.lua prepares it
 -- ("SELECT c FROM sbtest1 WHERE id=?", its parameter of sysbench's INT
--- type, which the driver binds as it binds it there; with
--- --db-ps-mode=disable the driver puts the value in the text instead),
+-- type, which the driver prepares as a bigint; with --db-ps-mode=disable
+-- the driver puts the value in the text instead),
 -- ids drawn from sysbench's default distribution as oltp_point_select
 -- draws them, on two connections: the application's, which pg_memo serves
 -- (by a registration of the statement's shape, or admitted automatically),
