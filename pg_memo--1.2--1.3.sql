@@ -85,25 +85,26 @@ DECLARE
   shape bigint;
   found integer := 0;
 BEGIN
-  IF top IS NULL OR top < 1 THEN
+  IF top IS NULL OR top OPERATOR(pg_catalog.<) 1 THEN
     RAISE EXCEPTION 'top must be at least 1' USING ERRCODE = '22023';
   END IF;
   SELECT n.nspname INTO pss_schema
-    FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
-   WHERE x.extname = 'pg_stat_statements';
+    FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) x.extnamespace
+   WHERE x.extname OPERATOR(pg_catalog.=) 'pg_stat_statements';
   IF pss_schema IS NULL THEN
     RAISE EXCEPTION 'memo.candidates needs pg_stat_statements'
       USING ERRCODE = '55000',
             HINT = 'Add pg_stat_statements to shared_preload_libraries and run CREATE EXTENSION pg_stat_statements;';
   END IF;
-  FOR s IN EXECUTE format($q$
+  FOR s IN EXECUTE pg_catalog.format($q$
     SELECT p.queryid, pg_catalog.sum(p.calls)::bigint AS calls,
            pg_catalog.sum(p.total_exec_time) AS total_exec_time,
-           pg_catalog.sum(p.total_exec_time) / nullif(pg_catalog.sum(p.calls), 0) AS mean_exec_time,
+           pg_catalog.sum(p.total_exec_time) OPERATOR(pg_catalog./)
+             NULLIF(pg_catalog.sum(p.calls), 0::numeric)::double precision AS mean_exec_time,
            pg_catalog.min(p.query) AS query
       FROM %I.pg_stat_statements p
-     WHERE p.dbid = (SELECT d.oid FROM pg_catalog.pg_database d
-                      WHERE d.datname = pg_catalog.current_database())
+     WHERE p.dbid OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d
+                      WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
        AND p.query OPERATOR(pg_catalog.~*) '^\s*(select|with|table|values|\()'
        -- a statement without FROM (nor TABLE) reads no relation (its
        -- constants are $n here)
@@ -113,8 +114,8 @@ BEGIN
   LOOP
     SELECT * INTO e FROM @extschema@.explain_cache(s.query);
     -- a system catalog: its changes fire no triggers, nothing to cache
-    CONTINUE WHEN e.sqlstate = '0A000'
-              AND e.reason LIKE 'pg_memo cannot cache queries over system catalog %';
+    CONTINUE WHEN e.sqlstate OPERATOR(pg_catalog.=) '0A000'
+              AND e.reason OPERATOR(pg_catalog.~~) 'pg_memo cannot cache queries over system catalog %';
     BEGIN
       shape := @extschema@.statement_shape(s.query);
     EXCEPTION WHEN OTHERS THEN
@@ -133,8 +134,8 @@ BEGIN
     reason := e.reason;
     hint := e.hint;
     RETURN NEXT;
-    found := found + 1;
-    EXIT WHEN found >= top;
+    found := found OPERATOR(pg_catalog.+) 1;
+    EXIT WHEN found OPERATOR(pg_catalog.>=) top;
   END LOOP;
 END
 $f$;
@@ -170,7 +171,7 @@ COMMENT ON FUNCTION @extschema@.admission_shapes() IS
 CREATE TABLE @extschema@.blocked_shapes (
     shape_id   bigint      PRIMARY KEY,
     query      text        NOT NULL,
-    blocked_by regrole     NOT NULL DEFAULT current_user::regrole,
+    blocked_by regrole     NOT NULL DEFAULT pg_catalog.quote_ident(CURRENT_USER)::regrole,
     blocked_at timestamptz NOT NULL DEFAULT now()
 );
 REVOKE ALL ON @extschema@.blocked_shapes FROM PUBLIC;
@@ -202,7 +203,8 @@ DECLARE
 BEGIN
   INSERT INTO @extschema@.blocked_shapes AS b (shape_id, query) VALUES (shape, $1)
   ON CONFLICT (shape_id) DO UPDATE
-    SET query = EXCLUDED.query, blocked_by = pg_catalog.current_user()::regrole, blocked_at = pg_catalog.now();
+    SET query = EXCLUDED.query, blocked_by = pg_catalog.quote_ident(CURRENT_USER)::regrole,
+        blocked_at = pg_catalog.now();
   RETURN shape;
 END
 $f$;
@@ -240,7 +242,7 @@ SELECT COALESCE(a.shape_id, b.shape_id) AS shape_id,
        COALESCE(a.state_since, b.blocked_at) AS state_since,
        a.userid, a.query_id,
        CASE WHEN a.shape_id IS NOT NULL THEN a.query
-            WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'MEMBER') THEN b.query END AS query
+            WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE') THEN b.query END AS query
   FROM @extschema@.admission_shapes() a
   FULL JOIN @extschema@.blocked_shapes b ON b.shape_id OPERATOR(pg_catalog.=) a.shape_id;
 
@@ -279,12 +281,12 @@ DECLARE
   r record;
 BEGIN
   SELECT n.nspname INTO pss_schema
-    FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
+    FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) x.extnamespace
    WHERE x.extname OPERATOR(pg_catalog.=) 'pg_stat_statements';
   IF pss_schema IS NULL THEN
     RETURN;  -- nothing recorded: no variants
   END IF;
-  FOR r IN EXECUTE format($q$
+  FOR r IN EXECUTE pg_catalog.format($q$
       SELECT p.queryid, pg_catalog.sum(p.calls)::bigint AS calls, pg_catalog.min(p.query) AS query
         FROM %I.pg_stat_statements p
        WHERE p.dbid OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d

@@ -6,10 +6,13 @@
 # requests served, computations (memo.stats and, independently,
 # pg_stat_statements with track = all), shared results, p50/p95/p99/max.
 #
-#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby] [--registered]
+#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby] [--registered | --admitted]
 # --registered: the clients send the count as a plain statement, registered
 # with memo.cache_statement and served by the pg_memo node; computations
 # counted in pg_stat_statements are its nested executions.
+# --admitted: the same plain statement, registered by no one, served
+# through automatic admission (pg_memo.admission = auto for every client;
+# admitted before each run by a few executions: issue 47).
 # --standby: the clients read on a streaming hot standby (the primary with
 # pg_memo.standby_records = on); the writes go to the primary; the figures
 # are the standby's.
@@ -18,11 +21,12 @@ set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$SRC/bench/cluster.sh"
 . "$SRC/bench/plot.sh"
-PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0 REGISTERED=0
+PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0 REGISTERED=0 ADMITTED=0
 while [ $# -gt 0 ]; do
   case $1 in
     --standby) STANDBY=1; shift ;;
     --registered) REGISTERED=1; shift ;;
+    --admitted) REGISTERED=1 ADMITTED=1; shift ;;
     --pairs) PAIRS=$2; shift 2 ;;
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
@@ -50,9 +54,16 @@ if [ "$REGISTERED" = 1 ]; then
   READ_SCRIPT=stampede_read_registered.sql
   WARM="SELECT count(*) FROM stampede_items WHERE payload LIKE '%7abc%'"
   PGSS_COMPUTATIONS="NOT toplevel AND query LIKE 'SELECT count(*) FROM stampede_items%'"
-  bench_psql -c "SELECT memo.cache_statement(\$\$$WARM\$\$, cache_name => 'stampede')" >/dev/null
+  if [ "$ADMITTED" = 1 ]; then
+    export PGOPTIONS='-c pg_memo.admission=auto'
+  else
+    bench_psql -c "SELECT memo.cache_statement(\$\$$WARM\$\$, cache_name => 'stampede')" >/dev/null
+  fi
   [ "$STANDBY" = 1 ] && bench_standby_caught_up
 fi
+# The cache name the counts are read under: an admitted shape's is its own.
+CACHE_NAME=stampede
+[ "$ADMITTED" = 1 ] && CACHE_NAME=$(read_psql -At -c "SELECT 'auto:' || lpad(to_hex(memo.statement_shape(\$\$$WARM\$\$)), 16, '0')")
 
 uncached_ms=$(read_psql -At <<'SQL'
 SET pg_memo.singleflight = off;
@@ -69,6 +80,8 @@ run() {  # $1 = on|off
   read_psql -c 'SELECT memo.reset()' -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
   [ "$STANDBY" = 1 ] && bench_standby_caught_up  # a record: the standby serves
   read_psql -c "$WARM" >/dev/null
+  # Admitted: the first execution marks the table, the next five are observed.
+  if [ "$ADMITTED" = 1 ]; then for _ in 1 2 3 4 5 6 7; do read_psql -c "$WARM" >/dev/null; done; fi
   read_psql -c 'SELECT memo.reset_stats()' -c 'SELECT pg_stat_statements_reset()' >/dev/null
   local writes=0
   : >"$logdir/writes"
@@ -85,7 +98,7 @@ run() {  # $1 = on|off
   local served computations shared pgss
   served=$(grep -oE 'number of transactions actually processed: [0-9]+' "$logdir/pgbench.out" | grep -oE '[0-9]+$')
   read -r computations shared hits calls < <(read_psql -At -F' ' -c \
-      "SELECT computations, shared, hits, calls FROM memo.stats WHERE cache_name = 'stampede'")
+      "SELECT computations, shared, hits, calls FROM memo.stats WHERE cache_name = '$CACHE_NAME'")
   pgss=$(read_psql -At -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE $PGSS_COMPUTATIONS")
   read -r p50 p95 p99 max < <(latency_percentiles "$logdir"/tx.*)
   printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
@@ -96,6 +109,7 @@ run() {  # $1 = on|off
 echo "Machine: $(machine_description)"
 where="on the primary"; [ "$STANDBY" = 1 ] && where="on a streaming hot standby (writes on its primary)"
 [ "$REGISTERED" = 1 ] && where="$where, a registered statement"
+[ "$ADMITTED" = 1 ] && where="${where/registered/automatically admitted}"
 echo "Uncached hot query: ${uncached_ms} ms. $CLIENTS clients $where, ${SECONDS_PER_RUN}s per run, one committed write per second."
 echo
 echo '| singleflight | requests served | writes | computations (memo.stats) | computations (pg_stat_statements) | shared | hit rate | p50 ms | p95 ms | p99 ms | max ms |'
@@ -108,6 +122,7 @@ done
 # The first pair's runs, request by request.
 name=stampede; [ "$STANDBY" = 1 ] && name=stampede_standby
 [ "$REGISTERED" = 1 ] && name=${name}_registered
+[ "$ADMITTED" = 1 ] && name=${name/registered/admitted}
 mkdir -p "$PLOT_DIR"
 cat "$BENCH_DIR"/logs_on_1/writes "$BENCH_DIR"/logs_off_1/writes >"$BENCH_DIR/writes_1"
 plot_latency_runs "$PLOT_DIR/$name.png" \

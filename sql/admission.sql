@@ -67,9 +67,10 @@ EXPLAIN (COSTS OFF) EXECUTE adm_page(1);
 \o
 SELECT state, served_calls > 0 AS served FROM memo.admission WHERE query LIKE 'PREPARE adm_page%';
 -- A plan made while its shape was admitted serves nothing once the shape
--- is forgotten (or demoted, or blocked): it runs as with pg_memo.enabled
--- off, computed and not stored, until it is planned again; and turning
--- pg_memo.admission off plans the session's statements again.
+-- is forgotten: memo.admission_reset() has the database's plans made
+-- again (a plan that is not yet, elsewhere, checks at each execution and
+-- runs as with pg_memo.enabled off); and turning pg_memo.admission off
+-- plans the session's statements again.
 SET plan_cache_mode = force_generic_plan;
 PREPARE adm_generic(int) AS SELECT id FROM adm_items WHERE team = $1 ORDER BY id LIMIT 1;
 EXECUTE adm_generic(1);
@@ -230,6 +231,14 @@ SET ROLE adm_reader;
 SELECT state, query FROM memo.admission;
 SELECT memo.block_statement('SELECT count(*) FROM adm_items WHERE team = 3');
 RESET ROLE;
+-- A role whose name needs quoting blocks as well.
+CREATE ROLE "Adm DBA" SUPERUSER;
+SET ROLE "Adm DBA";
+SELECT memo.block_statement('SELECT title FROM adm_items WHERE id = 4') IS NOT NULL AS blocked;
+RESET ROLE;
+SELECT blocked_by FROM memo.blocked_shapes WHERE query LIKE '%id = 4';
+SELECT memo.unblock_statement('SELECT title FROM adm_items WHERE id = 4');
+DROP ROLE "Adm DBA";
 SELECT memo.unblock_statement('SELECT count(*) FROM adm_items WHERE team = 7');
 SELECT memo.unblock_statement('SELECT count(*) FROM adm_items WHERE team = 7');
 -- Its block gave its place back (refused, until pg_memo.admission_retry).

@@ -63,6 +63,9 @@ struct Call {
     // (compute/statement_snapshot.hpp). InvalidSnapshot for a memo call,
     // which answers as of the call.
     Snapshot as_of = InvalidSnapshot;
+    // Computed and not stored, counted as pg_memo.enabled = off counts a
+    // call: a plan made for a shape automatic admission no longer serves.
+    bool uncached = false;
 };
 
 // A call's cache key: encoded bytes (see src/core/key.hpp) and their hash.

@@ -58,11 +58,13 @@ const struct config_enum_entry admission_options[] = {
     {"off", kAdmissionOff, false}, {"advise", kAdmissionAdvise, false}, {"auto", kAdmissionAuto, false},
     {nullptr, 0, false}};
 
-// pg_memo.admission changed in this backend (SET, a reload): its plans
-// are made again, so that a plan made for an admitted shape does not
-// outlive "off" (the pg_memo node checks as well, plan_statement's kept
-// plans follow admission_version()).
-void admission_changed(int, void *) {
+// pg_memo.admission assigned in this backend (SET, a reload): when
+// whether it is auto changes (only then do plans differ), its plans are
+// made again, so that a plan made for an admitted shape does not outlive
+// "off" (the pg_memo node checks as well; plan_statement's kept plans
+// follow admission_version()).
+void admission_changed(int newval, void *) {
+    if ((newval == kAdmissionAuto) == (guc_admission == kAdmissionAuto)) return;
     admission_setting_changes++;
     ResetPlanCache();
 }

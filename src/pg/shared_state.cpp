@@ -17,6 +17,7 @@
 #include "shared_state.hpp"
 
 extern "C" {
+#include "storage/sinval.h"
 #include "miscadmin.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
@@ -245,6 +246,15 @@ void start_shared_memory() {
         region_parts[i].attach(part, !found);
         part += region_parts[i].size();
     }
+}
+
+void send_relcache_invalidation(Oid relid) {
+    SharedInvalidationMessage message;
+    memset(&message, 0, sizeof message);
+    message.rc.id = SHAREDINVALRELCACHE_ID;
+    message.rc.dbId = MyDatabaseId;
+    message.rc.relId = relid;
+    SendSharedInvalidMessages(&message, 1);
 }
 
 }  // namespace pgmemo

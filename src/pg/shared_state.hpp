@@ -16,6 +16,12 @@ extern "C" {
 
 namespace pgmemo {
 
+// Sends every backend of this database (this one too, at its next
+// AcceptInvalidationMessages) a relcache invalidation of relid at once,
+// whatever the current transaction does: plans that depend on relid are
+// made again. No catalog access, no error.
+void send_relcache_invalidation(Oid relid);
+
 // The shared state, attached in this process.
 struct Shared {
     Generations gens;

@@ -130,7 +130,7 @@ statement_session_options() {
 }
 kept_plan_outlives_ddl() {
   mutate "$1/src/pg/registered/statement_plans.cpp" \
-    's/return k\.invalidations == SharedInvalidMessageCounter && k\.registrations == registry_version\(\);/return k.registrations == registry_version();/'
+    's/return k\.invalidations == SharedInvalidMessageCounter && k\.registrations == registry_version\(\) &&/return k.registrations == registry_version() \&\&/'
 }
 scope_new_rows_only() {
   mutate "$1/src/pg/invalidate/delta_capture.cpp" 's/\n\s*mark_row_scopes\(t, rel, \*trigdata->tg_trigger, old_copies\);//'

@@ -10,6 +10,8 @@
 #include "settings.hpp"
 
 extern "C" {
+#include "catalog/namespace.h"
+#include "utils/lsyscache.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -127,6 +129,7 @@ Datum pg_memo_admission_1_3(PG_FUNCTION_ARGS) {
 }
 
 Datum pg_memo_admission_reset_1_3(PG_FUNCTION_ARGS) {
-    pgmemo::reset_shapes();
+    Oid schema = get_namespace_oid(pgmemo::kExtensionSchema, true);
+    pgmemo::reset_shapes(OidIsValid(schema) ? get_relname_relid("statements", schema) : InvalidOid);
     PG_RETURN_VOID();
 }

@@ -3,6 +3,7 @@
 #include "admission/shapes_table.hpp"
 
 #include "settings.hpp"
+#include "shared_state.hpp"
 
 #include <cstring>
 #include <initializer_list>
@@ -12,6 +13,7 @@ extern "C" {
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "storage/s_lock.h"
 #include "storage/spin.h"
 #include "utils/timestamp.h"
 }
@@ -106,9 +108,11 @@ void for_each_counter(SharedShape *s, Fn fn) {
         fn(c);
 }
 
-// A free slot's state: Observing, nothing counted.
+// A free slot's state: Observing, nothing counted (an admitted one gives
+// its place back).
 void clear_slot(SharedShape *s) {
-    pg_atomic_write_u32(&s->state, uint32(ShapeState::Observing));
+    if (ShapeState(pg_atomic_exchange_u32(&s->state, uint32(ShapeState::Observing))) == ShapeState::Admitted)
+        pg_atomic_fetch_sub_u32(&header->admitted, 1);
     pg_atomic_write_u32(&s->reason, uint32(ShapeReason::TooFewCalls));
     pg_atomic_write_u32(&s->demotions, 0);
     pg_atomic_write_u32(&s->checked, 0);
@@ -181,15 +185,16 @@ void keep_figures(SharedShape *s, const AdmissionDecision &d, const ShapeWindow 
     for (int i = 0; i < 3; i++) pg_atomic_write_u64(&s->figures[i], bits_of(f[i]));
 }
 
-// Moves the slot to state; true when whether it is served changed.
-bool enter_state(SharedShape *s, ShapeState from, ShapeState to, TimestampTz now) {
+// Moves the slot to state; true when whether it is served changed. A
+// refusal counts as a demotion unless counts is false (a DBA's block).
+bool enter_state(SharedShape *s, ShapeState from, ShapeState to, TimestampTz now, bool counts = true) {
     if (from == to) return false;
     pg_atomic_write_u32(&s->state, uint32(to));
     pg_atomic_write_u64(&s->state_since, uint64(now));
     pg_atomic_write_u32(&s->checked, 0);
     // A refusal counts as a demotion: it is tried again later and later,
     // and not after pg_memo.admission_max_demotions.
-    if (to == ShapeState::Demoted || to == ShapeState::Retired || to == ShapeState::Refused)
+    if (to == ShapeState::Demoted || to == ShapeState::Retired || (to == ShapeState::Refused && counts))
         pg_atomic_fetch_add_u32(&s->demotions, 1);
     if (to == ShapeState::Admitted) pg_atomic_fetch_add_u32(&header->admitted, 1);
     if (from == ShapeState::Admitted) pg_atomic_fetch_sub_u32(&header->admitted, 1);
@@ -233,6 +238,21 @@ constexpr uint64 kClaiming = UINT64_MAX;
 // table costs a planning a bounded lookup.
 constexpr uint32 kMaxProbes = 32;
 
+// A slot's key once its claim, if one is under way, is published: a claim
+// clears the slot and copies two texts, raising nothing, so the wait is a
+// few hundred instructions (bounded by PostgreSQL's spin delay, which
+// reports a stuck claim as it reports a stuck spinlock). Waiting keeps one
+// shape from taking two slots.
+uint64 published_key(SharedShape *s) {
+    uint64 k = pg_atomic_read_u64(&s->key);
+    if (k != kClaiming) return k;
+    SpinDelayStatus delay;
+    init_local_spin_delay(&delay);
+    while ((k = pg_atomic_read_u64(&s->key)) == kClaiming) perform_spin_delay(&delay);
+    finish_spin_delay(&delay);
+    return k;
+}
+
 ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int sample_len, uint64 query_id) {
     if (!header || header->capacity == 0 || shape_id == 0) return ShapeSlot{};
     uint64 key = key_of(shape_id, MyDatabaseId);
@@ -242,13 +262,14 @@ ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int 
     uint32 probes = Min(n, kMaxProbes);
     for (uint32 probe = 0, i = uint32(key % n); probe < probes; probe++, i = (i + 1) % n) {
         SharedShape *s = &slots[i];
-        uint64 k = pg_atomic_read_u64(&s->key);
+        uint64 k = published_key(s);
         if (k == key) return ShapeSlot{i, epoch};
         if (k != 0) continue;
         if (!create) return ShapeSlot{};
         uint64 expected = 0;
         if (!pg_atomic_compare_exchange_u64(&s->key, &expected, kClaiming)) {
-            if (expected == key) return ShapeSlot{i, epoch};
+            // Another claimed it meanwhile: for this shape, or another.
+            if (published_key(s) == key) return ShapeSlot{i, epoch};
             continue;
         }
         // Claimed: cleared (a slot a reset freed may hold a late count),
@@ -268,7 +289,8 @@ ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int 
         memcpy(s->sample, text, kSampleLen);
         s->refusal[0] = '\0';
         SpinLockRelease(&s->text_lock);
-        pg_atomic_write_u64(&s->key, key);
+        expected = kClaiming;
+        pg_atomic_compare_exchange_u64(&s->key, &expected, key);
         return ShapeSlot{i, epoch};
     }
     if (create) pg_atomic_fetch_add_u64(&header->not_observed, 1);
@@ -321,7 +343,7 @@ bool note_shape_execution(ShapeSlot slot, const ShapeExecution &e) {
     return changed;
 }
 
-bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint) {
+bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint, bool counts) {
     SharedShape *s = slot_of(slot);
     if (!s || !pg_atomic_test_set_flag(&s->deciding)) return false;
     auto state = ShapeState(pg_atomic_read_u32(&s->state));
@@ -335,7 +357,7 @@ bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint) {
         pg_atomic_write_u32(&s->reason, uint32(ShapeReason::Refused));
         TimestampTz now = GetCurrentTimestamp();
         start_window(s, now);
-        changed = enter_state(s, state, ShapeState::Refused, now);
+        changed = enter_state(s, state, ShapeState::Refused, now, counts);
     }
     pg_atomic_clear_flag(&s->deciding);
     return changed;
@@ -346,7 +368,11 @@ void note_slow_relation(Oid relid) {
     uint32 bit = slow_relation_bit(relid);
     pg_atomic_uint64 *word = &header->slow_relations[bit / 64];
     uint64 mask = UINT64CONST(1) << (bit % 64);
-    if (!(pg_atomic_read_u64(word) & mask)) pg_atomic_fetch_or_u64(word, mask);
+    // The backend that marks it has the plans over it made again (a
+    // prepared statement planned before is observed from its next
+    // planning on).
+    if (!(pg_atomic_read_u64(word) & mask) && !(pg_atomic_fetch_or_u64(word, mask) & mask))
+        send_relcache_invalidation(relid);
 }
 
 bool relation_seen_slow(Oid relid) {
@@ -366,20 +392,18 @@ uint64 admission_version() {
     return (header ? pg_atomic_read_u64(&header->version) : 0) + admission_setting_changes;
 }
 
-void reset_shapes() {
+void reset_shapes(Oid statements_table) {
     if (!header) return;
     // A backend's slot numbers of the old epoch find nothing from now on.
     pg_atomic_fetch_add_u32(&header->epoch, 1);
     for (uint32 i = 0; i < header->capacity; i++) {
         SharedShape *s = &slots[i];
-        if (pg_atomic_read_u64(&s->key) == 0) continue;
+        if (published_key(s) == 0) continue;
         // A decider holds the flag for a few reads and writes, raising nothing.
         while (!pg_atomic_test_set_flag(&s->deciding)) {
             CHECK_FOR_INTERRUPTS();
             pg_spin_delay();
         }
-        if (ShapeState(pg_atomic_read_u32(&s->state)) == ShapeState::Admitted)
-            pg_atomic_fetch_sub_u32(&header->admitted, 1);
         clear_slot(s);
         pg_atomic_write_u64(&s->key, 0);
         pg_atomic_clear_flag(&s->deciding);
@@ -389,6 +413,9 @@ void reset_shapes() {
     pg_atomic_write_u64(&header->not_observed, 0);
     for (auto &word : header->slow_relations) pg_atomic_write_u64(&word, 0);
     pg_atomic_fetch_add_u64(&header->version, 1);
+    // Plans made for admitted shapes are made again (this database's;
+    // another's run their statements uncached until then).
+    if (OidIsValid(statements_table)) send_relcache_invalidation(statements_table);
 }
 
 size_t shapes_shared_size() {

@@ -62,8 +62,9 @@ struct ShapeExecution {
 bool note_shape_execution(ShapeSlot slot, const ShapeExecution &execution);
 
 // The planner hook's check refused an admitted shape: Refused, with
-// message (and hint, may be null) as its reason. True when it was admitted.
-bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint);
+// message (and hint, may be null) as its reason, counted as a demotion
+// unless counts is false (a DBA's block). True when it was admitted.
+bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint, bool counts = true);
 
 // A top-level SELECT over relid took at least pg_memo.admission_min_cost:
 // statements over relid are observed from now on (until
@@ -81,8 +82,9 @@ bool admission_table(const RangeTblEntry *rte);
 // statement holds whether its shape was served as of a version.
 uint64 admission_version();
 
-// Forgets every shape (memo.admission_reset()).
-void reset_shapes();
+// Forgets every shape (memo.admission_reset()), and has this database's
+// plans made again (through statements_table, memo.statements).
+void reset_shapes(Oid statements_table);
 
 // The shared region part (hooks/module.cpp).
 size_t shapes_shared_size();

@@ -17,7 +17,6 @@ extern "C" {
 #include "admission/shapes_table.hpp"
 #include "call.hpp"
 #include "serve/serve_statement.hpp"
-#include "settings.hpp"
 
 #include <cstdlib>
 
@@ -97,17 +96,8 @@ void fill(MemoScanState *s) {
     // blocked, forgotten, or pg_memo.admission not auto in this session):
     // the statement runs as pg_memo.enabled = off runs it, computed and
     // not stored, until it is planned again.
-    if (s->admitted_shape != 0 && !admitted_shape_serves(s->admitted_shape)) {
-        bool enabled = guc_enabled;
-        guc_enabled = false;
-        PG_TRY();
-        { s->served = serve_statement(call, s->options); }
-        PG_FINALLY();
-        { guc_enabled = enabled; }
-        PG_END_TRY();
-    } else {
-        s->served = serve_statement(call, s->options);
-    }
+    call.uncached = s->admitted_shape != 0 && !admitted_shape_serves(s->admitted_shape);
+    s->served = serve_statement(call, s->options);
     s->store = spill.store;
     s->filled = true;
 }

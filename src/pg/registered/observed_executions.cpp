@@ -14,7 +14,6 @@ extern "C" {
 #include "common/hashfn.h"
 #include "utils/lsyscache.h"
 #include "access/xact.h"
-#include "storage/sinval.h"
 #include "utils/inval.h"
 #include "tcop/pquery.h"
 #include "utils/portal.h"
@@ -37,7 +36,8 @@ struct StatementName {
 StatementName name_of(const char *source, int location, int len) {
     // A location past the text (a plan's, kept for another text) names
     // the text's end, never memory past it.
-    size_t total = strlen(source);
+    // (A bounded length, not the whole of a long batch's text.)
+    size_t total = len > 0 ? strnlen(source, size_t(Max(location, 0)) + size_t(len)) : strlen(source);
     size_t from = location > 0 ? Min(size_t(location), total) : 0;
     size_t n = len > 0 ? Min(size_t(len), total - from) : total - from;
     return StatementName{hash_bytes_extended(reinterpret_cast<const unsigned char *>(source + from), int(n), 0),
@@ -88,12 +88,12 @@ ShapeSlot observed_slot(QueryDesc *qd) {
 // The execution qd begins: every SELECT a client's portal runs is timed
 // (one that takes long marks its tables for observation), and counted for
 // its shape when it is observed. Not: the statements functions, DO blocks,
-// CALL and triggers run (not their portal's own), EXPLAIN ANALYZE
-// (instrumented), a SELECT with a data-modifying WITH.
+// CALL and triggers run (not their portal's own), EXPLAIN ANALYZE (its
+// portal runs EXPLAIN), a SELECT with a data-modifying WITH.
 Running *begin_running(QueryDesc *qd) {
     const PlannedStmt *stmt = qd->plannedstmt;
     if (!stmt || stmt->commandType != CMD_SELECT || stmt->utilityStmt || stmt->hasModifyingCTE ||
-        qd->instrument_options != 0 || !ActivePortal || ActivePortal->queryDesc != qd || running_count == kRunning)
+        !ActivePortal || ActivePortal->queryDesc != qd || running_count == kRunning)
         return nullptr;
     running[running_count] = Running{qd, observed_slot(qd), 0, GetCurrentTransactionNestLevel(), false};
     return &running[running_count++];
@@ -132,7 +132,6 @@ void time_executor_run(QueryDesc *qd, uint64 count, FnRef<void()> run) {
         run();
         return;
     }
-    if (count != 0) r->partial = true;
     instr_time start, elapsed;
     INSTR_TIME_SET_CURRENT(start);
     run();
@@ -140,7 +139,12 @@ void time_executor_run(QueryDesc *qd, uint64 count, FnRef<void()> run) {
     // (sub)transaction's end.)
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
-    if ((r = running_of(qd))) r->elapsed_ms += INSTR_TIME_GET_MILLISEC(elapsed);
+    if (!(r = running_of(qd))) return;  // (the entries move as others end)
+    r->elapsed_ms += INSTR_TIME_GET_MILLISEC(elapsed);
+    // A run that stopped at the rows asked for (a cursor's FETCH, a
+    // client's fetch size) may have left rows: its time is the client's
+    // as much as the statement's.
+    if (count != 0 && qd->estate && qd->estate->es_processed >= count) r->partial = true;
 }
 
 void end_executor(QueryDesc *qd) {
@@ -176,12 +180,7 @@ void replan_after_admission_change() {
     // SELECTs again. The table as this backend last read the registrations:
     // no catalog access here.
     Oid table = statements_table_as_read();
-    if (!OidIsValid(table)) return;
-    SharedInvalidationMessage message;
-    message.rc.id = SHAREDINVALRELCACHE_ID;
-    message.rc.dbId = MyDatabaseId;
-    message.rc.relId = table;
-    SendSharedInvalidMessages(&message, 1);
+    if (OidIsValid(table)) send_relcache_invalidation(table);
 }
 
 void forget_running_executions(int from_level) {

@@ -211,7 +211,7 @@ bool observable(Query *parse) {
 void release_blocked(uint64 shape) {
     ShapeSlot slot = find_shape_slot(shape, false, nullptr, 0, 0);
     if (shape_state(slot) == ShapeState::Admitted &&
-        note_shape_refused(slot, "blocked by memo.block_statement", nullptr))
+        note_shape_refused(slot, "blocked by memo.block_statement", nullptr, false))
         replan_after_admission_change();
 }
 
@@ -309,11 +309,14 @@ bool serving_statement(Query *parse, const char *source, int cursor_options, Ser
                 (errmsg_internal("pg_memo does not serve %s statement %s: %s",
                                  s->admitted ? "admitted" : "registered", s->registration.cache_name,
                                  refusal->message)));
-        if (s->admitted)
-            refuse_admitted(*s, refusal);
-        else
+        // Only a refusal's reason refuses the shape; another error (a
+        // deadlock, a lock timeout, memory) only this planning.
+        if (!s->admitted)
             count_refusal(s->registration);
-        if (!c.after_prefix && !advise_only) keep_refusal(key, s->epoch);
+        else if (error_explains_refusal(refusal->sqlerrcode))
+            refuse_admitted(*s, refusal);
+        if (!c.after_prefix && !advise_only && (!s->admitted || error_explains_refusal(refusal->sqlerrcode)))
+            keep_refusal(key, s->epoch);
         return false;
     }
     if (advise_only) {

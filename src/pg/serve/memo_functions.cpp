@@ -135,7 +135,7 @@ Result memoize(const Call &call) {
     uint32_t slot = stats_slot_for(VARDATA_ANY(call.cache_name), VARSIZE_ANY_EXHDR(call.cache_name));
     sh.stats.add(slot, kCalls);
 
-    Counter bypass = bypass_reason();
+    Counter bypass = call.uncached ? kBypassDisabled : bypass_reason();
     Encoded key = encode_call(call);
 
     if (bypass != kCounterCount) {
