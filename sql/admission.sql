@@ -213,6 +213,14 @@ SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT state, regexp_replace(reason, '[0-9]+\.[0-9]+ ms', 'N ms') FROM memo.admission;
 RESET pg_memo.admission_max_admitted;
+-- and pg_memo.admission_memory_share of the cache at most for their entries
+SELECT memo.admission_reset();
+SET pg_memo.admission_memory_share = 0;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT state, regexp_replace(reason, '[0-9]+\.[0-9]+ ms', 'N ms') FROM memo.admission;
+RESET pg_memo.admission_memory_share;
 
 -- 9. A DBA blocks a shape: not served, shown as blocked; unblocked, it is
 -- admitted again.

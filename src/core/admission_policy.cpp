@@ -22,12 +22,13 @@ AdmissionDecision stay(const ShapeHistory &history, ShapeReason reason, bool win
     return AdmissionDecision{history.state, reason, history.uncached_mean_ms, 0, window_done};
 }
 
-AdmissionDecision observed(const ShapeHistory &history, const ShapeWindow &window, bool room,
+AdmissionDecision observed(const ShapeHistory &history, const ShapeWindow &window, AdmissionRoom room,
                            const AdmissionSettings &settings) {
     if (window.calls < window_calls(ShapeState::Observing, settings)) return stay(history, ShapeReason::TooFewCalls);
     double mean = window.time_ms / double(window.calls);
     if (mean < settings.min_cost_ms) return AdmissionDecision{ShapeState::Observing, ShapeReason::Cheap, mean, 0, true};
-    if (!room) return AdmissionDecision{ShapeState::Observing, ShapeReason::AdmittedFull, mean, 0, true};
+    if (!room.shapes) return AdmissionDecision{ShapeState::Observing, ShapeReason::AdmittedFull, mean, 0, true};
+    if (!room.memory) return AdmissionDecision{ShapeState::Observing, ShapeReason::MemoryFull, mean, 0, true};
     return AdmissionDecision{ShapeState::Admitted, ShapeReason::Admitted, mean, 0, true};
 }
 
@@ -39,10 +40,17 @@ constexpr double kLeastSaving_ms = 0.001;
 // A served window: the executions that computed say what the statement
 // costs now (a miss's overhead included); the saving is what the window's
 // executions would have taken at that cost less what they took.
-AdmissionDecision served(const ShapeHistory &history, const ShapeWindow &window, const AdmissionSettings &settings) {
+AdmissionDecision served(const ShapeHistory &history, const ShapeWindow &window, AdmissionRoom room,
+                         const AdmissionSettings &settings) {
     if (window.served_calls < window_calls(ShapeState::Admitted, settings)) return stay(history, ShapeReason::Saving);
     double mean = window.computed > 0 ? window.computed_time_ms / double(window.computed) : history.uncached_mean_ms;
     double saved = double(window.served_calls) * mean - window.served_time_ms;
+    // The admitted shapes hold more than their share of the cache: each
+    // window's end gives some back, whatever it saved.
+    if (!room.memory) {
+        ShapeState to = history.demotions + 1 >= settings.max_demotions ? ShapeState::Retired : ShapeState::Demoted;
+        return AdmissionDecision{to, ShapeReason::MemoryFull, mean, saved, true};
+    }
     if (saved >= kLeastSaving_ms) return AdmissionDecision{ShapeState::Admitted, ShapeReason::Saving, mean, saved, true};
     if (history.demotions + 1 >= settings.max_demotions)
         return AdmissionDecision{ShapeState::Retired, ShapeReason::Retired, mean, saved, true};
@@ -51,11 +59,11 @@ AdmissionDecision served(const ShapeHistory &history, const ShapeWindow &window,
 
 }  // namespace
 
-AdmissionDecision decide(const ShapeHistory &history, const ShapeWindow &window, bool room,
+AdmissionDecision decide(const ShapeHistory &history, const ShapeWindow &window, AdmissionRoom room,
                          const AdmissionSettings &settings) noexcept {
     switch (history.state) {
         case ShapeState::Observing: return observed(history, window, room, settings);
-        case ShapeState::Admitted: return served(history, window, settings);
+        case ShapeState::Admitted: return served(history, window, room, settings);
         case ShapeState::Refused:
             // Refused again and again (a table that stays unwatched): not
             // tried again.

@@ -38,6 +38,7 @@ enum class ShapeReason : uint32_t {
     TooFewCalls,   // fewer than min_calls executions observed yet
     Cheap,         // mean below min_cost_ms
     AdmittedFull,  // max_admitted shapes are admitted already
+    MemoryFull,    // the admitted shapes' entries hold their share of the cache
     Admitted,      // mean at least min_cost_ms
     Saving,        // admitted and its last window saved time
     SavedNothing,  // its last window saved nothing: demoted
@@ -86,9 +87,17 @@ uint64_t window_calls(ShapeState state, const AdmissionSettings &settings) noexc
 // The seconds a demoted or refused shape waits before it is observed again.
 double retry_after_s(const ShapeHistory &history, const AdmissionSettings &settings) noexcept;
 
-// The decision at the end of a window. room: whether another shape may be
-// admitted (fewer than max_admitted are).
-AdmissionDecision decide(const ShapeHistory &history, const ShapeWindow &window, bool room,
+// Room for admitted shapes: fewer than max_admitted are admitted (shapes),
+// and their entries hold less than their share of the cache (memory).
+struct AdmissionRoom {
+    bool shapes;
+    bool memory;
+};
+
+// The decision at the end of a window. Without room for shapes, no shape
+// is admitted; without memory, none is admitted and an admitted shape's
+// window demotes it.
+AdmissionDecision decide(const ShapeHistory &history, const ShapeWindow &window, AdmissionRoom room,
                          const AdmissionSettings &settings) noexcept;
 
 }  // namespace pgmemo

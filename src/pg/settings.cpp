@@ -35,6 +35,7 @@ double guc_admission_min_cost_ms = 1.0;
 int guc_admission_calls = 5;
 int guc_admission_retry_s = 60;
 int guc_admission_max_demotions = 3;
+int guc_admission_memory_share = 50;
 uint64 admission_setting_changes = 0;
 int limit_warning_level = WARNING;
 
@@ -96,6 +97,11 @@ void define_admission_settings() {
         "pg_memo.admission_retry", "How long a demoted or refused shape waits before it is observed again.",
         "Doubled at each further demotion.", &guc_admission_retry_s, 60, 0, INT_MAX / 1000, PGC_SUSET,
         GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.admission_memory_share",
+        "Share of pg_memo.cache_size, in percent, the entries of admitted shapes may hold.",
+        "Past it no shape is admitted, and each admitted shape's next window demotes it.",
+        &guc_admission_memory_share, 50, 0, 100, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "pg_memo.admission_max_demotions", "Demotions after which a shape is not admitted again.",
         "memo.admission_reset() forgets them; a registration serves a shape whatever its demotions.",

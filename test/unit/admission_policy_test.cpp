@@ -42,17 +42,19 @@ ShapeHistory in(ShapeState state, double mean_ms = 0, uint32_t demotions = 0, do
     return h;
 }
 
+constexpr AdmissionRoom kRoom{true, true};
+
 }  // namespace
 
 TEST(AdmissionPolicy, WaitsForAWindowOfCalls) {
-    auto d = decide(in(ShapeState::Observing), observed(4, 50), true, settings());
+    auto d = decide(in(ShapeState::Observing), observed(4, 50), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Observing);
     EXPECT_EQ(d.reason, ShapeReason::TooFewCalls);
     EXPECT_FALSE(d.window_done);
 }
 
 TEST(AdmissionPolicy, AdmitsAnExpensiveShape) {
-    auto d = decide(in(ShapeState::Observing), observed(5, 40), true, settings());
+    auto d = decide(in(ShapeState::Observing), observed(5, 40), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Admitted);
     EXPECT_EQ(d.reason, ShapeReason::Admitted);
     EXPECT_DOUBLE_EQ(d.uncached_mean_ms, 40);
@@ -60,21 +62,21 @@ TEST(AdmissionPolicy, AdmitsAnExpensiveShape) {
 }
 
 TEST(AdmissionPolicy, LeavesACheapShapeAlone) {
-    auto d = decide(in(ShapeState::Observing), observed(5, 0.08), true, settings());
+    auto d = decide(in(ShapeState::Observing), observed(5, 0.08), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Observing);
     EXPECT_EQ(d.reason, ShapeReason::Cheap);
     EXPECT_TRUE(d.window_done);
 }
 
 TEST(AdmissionPolicy, AdmitsNoMoreThanTheBound) {
-    auto d = decide(in(ShapeState::Observing), observed(5, 40), false, settings());
+    auto d = decide(in(ShapeState::Observing), observed(5, 40), AdmissionRoom{false, true}, settings());
     EXPECT_EQ(d.state, ShapeState::Observing);
     EXPECT_EQ(d.reason, ShapeReason::AdmittedFull);
 }
 
 TEST(AdmissionPolicy, KeepsAShapeThatSaves) {
     // 2 misses of 41 ms, 18 hits of 0.05 ms: 20 * 41 - 82.9 saved.
-    auto d = decide(in(ShapeState::Admitted, 40), served(2, 41, 0.05), true, settings());
+    auto d = decide(in(ShapeState::Admitted, 40), served(2, 41, 0.05), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Admitted);
     EXPECT_EQ(d.reason, ShapeReason::Saving);
     EXPECT_NEAR(d.saved_ms, 20 * 41 - (2 * 41 + 18 * 0.05), 1e-9);
@@ -82,31 +84,31 @@ TEST(AdmissionPolicy, KeepsAShapeThatSaves) {
 }
 
 TEST(AdmissionPolicy, AllHitsMeasureAgainstTheObservedMean) {
-    auto d = decide(in(ShapeState::Admitted, 40), served(0, 0, 0.05), true, settings());
+    auto d = decide(in(ShapeState::Admitted, 40), served(0, 0, 0.05), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Admitted);
     EXPECT_NEAR(d.saved_ms, 20 * 40 - 20 * 0.05, 1e-9);
 }
 
 TEST(AdmissionPolicy, DemotesAWriteHotShape) {
     // Every execution recomputed: nothing saved.
-    auto d = decide(in(ShapeState::Admitted, 40), served(20, 41, 0), true, settings());
+    auto d = decide(in(ShapeState::Admitted, 40), served(20, 41, 0), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Demoted);
     EXPECT_EQ(d.reason, ShapeReason::SavedNothing);
     EXPECT_LE(d.saved_ms, 0);
 }
 
 TEST(AdmissionPolicy, RetiresAShapeDemotedAgainAndAgain) {
-    auto d = decide(in(ShapeState::Admitted, 40, 2), served(20, 41, 0), true, settings());
+    auto d = decide(in(ShapeState::Admitted, 40, 2), served(20, 41, 0), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Retired);
     EXPECT_EQ(d.reason, ShapeReason::Retired);
-    auto again = decide(in(ShapeState::Retired, 40, 3, 1e9), observed(100, 40), true, settings());
+    auto again = decide(in(ShapeState::Retired, 40, 3, 1e9), observed(100, 40), kRoom, settings());
     EXPECT_EQ(again.state, ShapeState::Retired);
 }
 
 TEST(AdmissionPolicy, WaitsForAFullServedWindow) {
     ShapeWindow w = served(20, 41, 0);
     w.served_calls = 19;
-    auto d = decide(in(ShapeState::Admitted, 40), w, true, settings());
+    auto d = decide(in(ShapeState::Admitted, 40), w, kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Admitted);
     EXPECT_FALSE(d.window_done);
 }
@@ -114,19 +116,32 @@ TEST(AdmissionPolicy, WaitsForAFullServedWindow) {
 TEST(AdmissionPolicy, ObservesADemotedShapeAgainLaterAndLaterStill) {
     EXPECT_DOUBLE_EQ(retry_after_s(in(ShapeState::Demoted, 40, 1), settings()), 60);
     EXPECT_DOUBLE_EQ(retry_after_s(in(ShapeState::Demoted, 40, 2), settings()), 120);
-    auto early = decide(in(ShapeState::Demoted, 40, 2, 119), observed(5, 40), true, settings());
+    auto early = decide(in(ShapeState::Demoted, 40, 2, 119), observed(5, 40), kRoom, settings());
     EXPECT_EQ(early.state, ShapeState::Demoted);
-    auto later = decide(in(ShapeState::Demoted, 40, 2, 120), observed(5, 40), true, settings());
+    auto later = decide(in(ShapeState::Demoted, 40, 2, 120), observed(5, 40), kRoom, settings());
     EXPECT_EQ(later.state, ShapeState::Observing);
     EXPECT_TRUE(later.window_done);
 }
 
 TEST(AdmissionPolicy, TriesARefusedShapeAgain) {
-    auto d = decide(in(ShapeState::Refused, 40, 0, 61), observed(5, 40), true, settings());
+    auto d = decide(in(ShapeState::Refused, 40, 0, 61), observed(5, 40), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Observing);
 }
 
 TEST(AdmissionPolicy, GivesUpOnAShapeRefusedAgainAndAgain) {
-    auto d = decide(in(ShapeState::Refused, 40, 3, 1e9), observed(5, 40), true, settings());
+    auto d = decide(in(ShapeState::Refused, 40, 3, 1e9), observed(5, 40), kRoom, settings());
     EXPECT_EQ(d.state, ShapeState::Refused);
+}
+
+TEST(AdmissionPolicy, AdmitsNothingPastTheMemoryShare) {
+    auto d = decide(in(ShapeState::Observing), observed(5, 40), AdmissionRoom{true, false}, settings());
+    EXPECT_EQ(d.state, ShapeState::Observing);
+    EXPECT_EQ(d.reason, ShapeReason::MemoryFull);
+}
+
+TEST(AdmissionPolicy, DemotesAnAdmittedShapePastTheMemoryShare) {
+    auto d = decide(in(ShapeState::Admitted, 40), served(2, 41, 0.05), AdmissionRoom{true, false}, settings());
+    EXPECT_EQ(d.state, ShapeState::Demoted);
+    EXPECT_EQ(d.reason, ShapeReason::MemoryFull);
+    EXPECT_GT(d.saved_ms, 0);
 }

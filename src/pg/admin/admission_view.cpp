@@ -54,6 +54,10 @@ char *reason_of(const ShapeRow &r, bool shown) {
         case ShapeReason::AdmittedFull:
             return psprintf("worth caching (mean %.3f ms), but pg_memo.admission_max_admitted (%d) shapes are admitted",
                             f[0], int(f[2]));
+        case ShapeReason::MemoryFull:
+            return psprintf("worth caching (mean %.3f ms), but the admitted shapes' entries hold "
+                            "pg_memo.admission_memory_share (%d %%) of the cache%s",
+                            f[0], int(f[2]), r.state == ShapeState::Observing ? "" : ": demoted");
         case ShapeReason::Admitted:
             return psprintf("admitted: mean %.3f ms, at least pg_memo.admission_min_cost (%g ms); served where "
                             "pg_memo.admission is auto",

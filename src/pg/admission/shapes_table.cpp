@@ -176,6 +176,7 @@ void start_window(SharedShape *s, TimestampTz now) {
 void keep_figures(SharedShape *s, const AdmissionDecision &d, const ShapeWindow &w, double window_s) {
     double f[3] = {d.uncached_mean_ms, guc_admission_min_cost_ms, 0};
     if (d.reason == ShapeReason::AdmittedFull) f[2] = guc_admission_max_admitted;
+    if (d.reason == ShapeReason::MemoryFull) f[2] = guc_admission_memory_share;
     if (d.reason == ShapeReason::SavedNothing || d.reason == ShapeReason::Retired || d.reason == ShapeReason::Saving) {
         // recomputed per second against served per second, over the window
         double seconds = window_s > 0.001 ? window_s : 0.001;
@@ -203,6 +204,22 @@ bool enter_state(SharedShape *s, ShapeState from, ShapeState to, TimestampTz now
     return serving_changed;
 }
 
+// The arena bytes the entries of admitted shapes ("auto:" cache names)
+// hold in this database: read from memo.stats' gauges at a window's end
+// (a walk over pg_memo.max_cache_names rows, no lock).
+uint64 admitted_bytes() {
+    StatsTable &stats = shared_state().stats;
+    uint64 bytes = 0;
+    for (uint32 i = 0; i < stats.size(); i++) {
+        const StatsSlot &slot = stats.slot(i);
+        if (slot.state.load(std::memory_order_acquire) != 2 || slot.dbid != MyDatabaseId ||
+            strncmp(slot.name, "auto:", 5) != 0)
+            continue;
+        bytes += stats.get(i, kBytes);
+    }
+    return bytes;
+}
+
 // The end of a window, decided by the backend holding s->deciding.
 bool decide_window(SharedShape *s) {
     auto state = ShapeState(pg_atomic_read_u32(&s->state));
@@ -214,7 +231,8 @@ bool decide_window(SharedShape *s) {
     h.demotions = pg_atomic_read_u32(&s->demotions);
     h.seconds_in_state = double(now - since) / 1e6;
     ShapeWindow w = window_of(s);
-    bool room = int(pg_atomic_read_u32(&header->admitted)) < guc_admission_max_admitted;
+    AdmissionRoom room{int(pg_atomic_read_u32(&header->admitted)) < guc_admission_max_admitted,
+                       admitted_bytes() < uint64(guc_cache_size_kb) * 1024 / 100 * uint64(guc_admission_memory_share)};
     AdmissionDecision d = decide(h, w, room, admission_settings());
     if (!d.window_done) return false;
     double window_s = double(now - TimestampTz(pg_atomic_read_u64(&s->window_start))) / 1e6;
