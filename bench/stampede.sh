@@ -91,7 +91,7 @@ run() {  # $1 = on|off
       date +%s.%N >>"$logdir/writes"  # committed by now
     done ) &
   local writer=$!
-  (cd "$logdir" && PGOPTIONS="-c pg_memo.singleflight=$mode" bench_pgbench -p "$READ_PORT" -n -c "$CLIENTS" -j 2 \
+  (cd "$logdir" && PGOPTIONS="${PGOPTIONS:-} -c pg_memo.singleflight=$mode" bench_pgbench -p "$READ_PORT" -n -c "$CLIENTS" -j 2 \
       -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/$READ_SCRIPT" -l --log-prefix=tx >"$logdir/pgbench.out" 2>&1)
   wait "$writer"
   writes=$SECONDS_PER_RUN

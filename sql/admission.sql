@@ -37,6 +37,7 @@ SELECT count(*) FROM adm_shapes;
 SET pg_memo.admission = auto;
 SET pg_memo.admission_calls = 2;
 SET pg_memo.admission_min_cost = 0;
+SET pg_memo.admission_window = 0;  -- served windows judged at once (by default they span a second)
 SELECT count(*) FROM adm_items WHERE team = 0;
 SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_items WHERE team = 2;
@@ -267,6 +268,7 @@ RESET pg_memo.admission_retry;
 RESET pg_memo.admission;
 RESET pg_memo.admission_calls;
 RESET pg_memo.admission_min_cost;
+RESET pg_memo.admission_window;
 SELECT memo.admission_reset();
 DROP VIEW adm_shapes;
 DROP ROLE adm_reader;

@@ -42,7 +42,9 @@ constexpr double kLeastSaving_ms = 0.001;
 // executions would have taken at that cost less what they took.
 AdmissionDecision served(const ShapeHistory &history, const ShapeWindow &window, AdmissionRoom room,
                          const AdmissionSettings &settings) {
-    if (window.served_calls < window_calls(ShapeState::Admitted, settings)) return stay(history, ShapeReason::Saving);
+    if (window.served_calls < window_calls(ShapeState::Admitted, settings) ||
+        window.seconds < settings.min_served_window_s)
+        return stay(history, ShapeReason::Saving);
     double mean = window.computed > 0 ? window.computed_time_ms / double(window.computed) : history.uncached_mean_ms;
     double saved = double(window.served_calls) * mean - window.served_time_ms;
     // The admitted shapes hold more than their share of the cache: each

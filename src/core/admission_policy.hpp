@@ -11,7 +11,10 @@
 // those executions would have taken uncached (their count times the
 // uncached mean) less the time they took. A window that saved nothing (a
 // table written faster than the statement is read, so that most
-// executions recompute) demotes the shape; after max_demotions it is not
+// executions recompute) demotes the shape. A served window spans at least
+// min_served_window_s too, so that the burst of misses after a write (a
+// flight's waiters wait as long as its leader computes) is weighed with
+// the hits that follow it. After max_demotions it is not
 // admitted again. A refusal (the glue's check found the shape cannot be
 // served exactly) counts as a demotion. A demoted or refused shape is
 // observed again after retry_s times 2^(demotions - 1) seconds; a shape
@@ -51,6 +54,7 @@ struct AdmissionSettings {
     uint32_t min_calls = 5;       // pg_memo.admission_calls: executions per window
     double retry_s = 60.0;        // pg_memo.admission_retry
     uint32_t max_demotions = 3;   // pg_memo.admission_max_demotions
+    double min_served_window_s = 1.0;  // pg_memo.admission_window: the shortest a served window spans
 };
 
 // One window of a shape's executions.
@@ -61,6 +65,7 @@ struct ShapeWindow {
     double served_time_ms = 0;   // their time
     uint64_t computed = 0;       // served executions that computed (misses)
     double computed_time_ms = 0; // their time
+    double seconds = 0;          // how long the window has lasted
 };
 
 // What the shape knows across windows.

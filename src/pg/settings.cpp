@@ -36,6 +36,7 @@ int guc_admission_calls = 5;
 int guc_admission_retry_s = 60;
 int guc_admission_max_demotions = 3;
 int guc_admission_memory_share = 50;
+int guc_admission_window_ms = 1000;
 uint64 admission_setting_changes = 0;
 int limit_warning_level = WARNING;
 
@@ -97,6 +98,11 @@ void define_admission_settings() {
         "pg_memo.admission_retry", "How long a demoted or refused shape waits before it is observed again.",
         "Doubled at each further demotion.", &guc_admission_retry_s, 60, 0, INT_MAX / 1000, PGC_SUSET,
         GUC_UNIT_S, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pg_memo.admission_window", "The shortest time a window of an admitted shape's executions spans.",
+        "So that the misses right after a write (a flight's waiters wait as its leader computes) are weighed "
+        "with the hits that follow them.",
+        &guc_admission_window_ms, 1000, 0, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "pg_memo.admission_memory_share",
         "Share of pg_memo.cache_size, in percent, the entries of admitted shapes may hold.",

@@ -52,6 +52,7 @@ extern int guc_admission_calls;           // pg_memo.admission_calls
 extern int guc_admission_retry_s;         // pg_memo.admission_retry
 extern int guc_admission_max_demotions;   // pg_memo.admission_max_demotions
 extern int guc_admission_memory_share;    // pg_memo.admission_memory_share, percent
+extern int guc_admission_window_ms;       // pg_memo.admission_window
 // How often pg_memo.admission changed in this backend (its assign hook).
 extern uint64 admission_setting_changes;
 

@@ -12,6 +12,7 @@ AdmissionSettings settings() {
     s.min_calls = 5;
     s.retry_s = 60;
     s.max_demotions = 3;
+    s.min_served_window_s = 1.0;
     return s;
 }
 
@@ -30,6 +31,7 @@ ShapeWindow served(uint64_t misses, double miss_ms, double hit_ms) {
     w.computed = misses;
     w.computed_time_ms = double(misses) * miss_ms;
     w.served_time_ms = w.computed_time_ms + double(20 - misses) * hit_ms;
+    w.seconds = 2;
     return w;
 }
 
@@ -144,4 +146,14 @@ TEST(AdmissionPolicy, DemotesAnAdmittedShapePastTheMemoryShare) {
     EXPECT_EQ(d.state, ShapeState::Demoted);
     EXPECT_EQ(d.reason, ShapeReason::MemoryFull);
     EXPECT_GT(d.saved_ms, 0);
+}
+
+TEST(AdmissionPolicy, WeighsAServedWindowOverItsShortestSpan) {
+    // A burst of misses right after a write, within a fraction of a second:
+    // not judged yet.
+    ShapeWindow w = served(20, 41, 0);
+    w.seconds = 0.05;
+    auto d = decide(in(ShapeState::Admitted, 40), w, kRoom, settings());
+    EXPECT_EQ(d.state, ShapeState::Admitted);
+    EXPECT_FALSE(d.window_done);
 }

@@ -143,6 +143,7 @@ AdmissionSettings admission_settings() {
     a.min_calls = uint32(guc_admission_calls);
     a.retry_s = double(guc_admission_retry_s);
     a.max_demotions = uint32(guc_admission_max_demotions);
+    a.min_served_window_s = double(guc_admission_window_ms) / 1000.0;
     return a;
 }
 
@@ -231,6 +232,7 @@ bool decide_window(SharedShape *s) {
     h.demotions = pg_atomic_read_u32(&s->demotions);
     h.seconds_in_state = double(now - since) / 1e6;
     ShapeWindow w = window_of(s);
+    w.seconds = double(now - TimestampTz(pg_atomic_read_u64(&s->window_start))) / 1e6;
     AdmissionRoom room{int(pg_atomic_read_u32(&header->admitted)) < guc_admission_max_admitted,
                        admitted_bytes() < uint64(guc_cache_size_kb) * 1024 / 100 * uint64(guc_admission_memory_share)};
     AdmissionDecision d = decide(h, w, room, admission_settings());
@@ -354,7 +356,10 @@ bool note_shape_execution(ShapeSlot slot, const ShapeExecution &e) {
     // A served execution of a shape no longer admitted (a plan kept
     // across its demotion) or the reverse counts, and decides nothing.
     if (e.served != (state == ShapeState::Admitted)) return false;
-    if (done < window_calls(state, admission_settings())) return false;
+    // At each window's worth of executions (a served window that has not
+    // lasted long enough is looked at again a window's worth later).
+    uint64 need = window_calls(state, admission_settings());
+    if (done < need || done % need != 0) return false;
     if (!pg_atomic_test_set_flag(&s->deciding)) return false;
     bool changed = decide_window(s);
     pg_atomic_clear_flag(&s->deciding);
