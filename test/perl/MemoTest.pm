@@ -5,8 +5,10 @@ use strict;
 use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils ();
+use Test::More ();
 
-our @EXPORT = qw(memo_node memo_stat start_call finish_call wait_until);
+our @EXPORT = qw(memo_node memo_stat start_call finish_call wait_until start_pgbouncer stop_pgbouncer);
 
 # memo_node(NAME, init => [ARGS], conf => TEXT): a started cluster with
 # pg_memo in shared_preload_libraries and TEXT appended to postgresql.conf.
@@ -51,6 +53,44 @@ sub finish_call {
 sub wait_until {
     my ($node, $query, $what) = @_;
     $node->poll_query_until('postgres', $query) or die "timed out waiting for $what";
+}
+
+# start_pgbouncer(NODE, USERS): a PgBouncer in transaction pooling mode in
+# front of NODE's database postgres, on 127.0.0.1 and a free port, letting
+# in USERS (trust), as a pooler runs in front of an application. Returns
+# (the connection string for USERS' first, its directory); one test
+# (Test::More) that it accepts connections. stop_pgbouncer(DIRECTORY)
+# stops it.
+sub start_pgbouncer {
+    my ($node, @users) = @_;
+    my $dir = "$PostgreSQL::Test::Utils::tmp_check/pgbouncer";
+    mkdir $dir;
+    my $port = PostgreSQL::Test::Cluster::get_free_port();
+    PostgreSQL::Test::Utils::append_to_file("$dir/users.txt", join('', map { qq{"$_" ""\n} } @users));
+    PostgreSQL::Test::Utils::append_to_file("$dir/pgbouncer.ini", join("\n",
+        '[databases]', 'postgres = host=' . $node->host . ' port=' . $node->port . ' dbname=postgres', '',
+        '[pgbouncer]', 'listen_addr = 127.0.0.1', "listen_port = $port", 'unix_socket_dir =',
+        'auth_type = trust', "auth_file = $dir/users.txt", 'pool_mode = transaction',
+        'default_pool_size = 2', 'max_client_conn = 20', "logfile = $dir/pgbouncer.log",
+        "pidfile = $dir/pgbouncer.pid", 'ignore_startup_parameters = extra_float_digits', ''));
+    my $bouncer = -x '/usr/sbin/pgbouncer' ? '/usr/sbin/pgbouncer' : 'pgbouncer';
+    system($bouncer, '-d', "$dir/pgbouncer.ini") == 0 or Test::More::BAIL_OUT('pgbouncer did not start');
+    my $pooled = "host=127.0.0.1 port=$port dbname=postgres user=$users[0]";
+    my $accepting = 0;
+    for (1 .. 100) {  # bounded: PgBouncer starts in well under a second
+        last if ($accepting = system('psql', '-XAtq', '-c', 'SELECT 1', $pooled) == 0);
+        select(undef, undef, undef, 0.1);
+    }
+    Test::More::ok($accepting, 'PgBouncer accepts connections')
+      or Test::More::BAIL_OUT('PgBouncer did not accept connections');
+    return ($pooled, $dir, $port);
+}
+
+sub stop_pgbouncer {
+    my ($dir) = @_;
+    my $pid = PostgreSQL::Test::Utils::slurp_file("$dir/pgbouncer.pid");
+    chomp $pid;
+    kill 'TERM', $pid if $pid =~ /^\d+$/;
 }
 
 1;

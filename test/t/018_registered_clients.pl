@@ -130,26 +130,8 @@ SKIP: {
 }
 
 # ---- 4. through PgBouncer, transaction pooling -------------------------------
-my $bouncer_dir = "$PostgreSQL::Test::Utils::tmp_check/pgbouncer";
-mkdir $bouncer_dir;
-my $bouncer_port = PostgreSQL::Test::Cluster::get_free_port();
 my $superuser = $node->safe_psql('postgres', 'SELECT current_user');
-PostgreSQL::Test::Utils::append_to_file("$bouncer_dir/users.txt", qq{"cl_app" ""\n"$superuser" ""\n});
-PostgreSQL::Test::Utils::append_to_file("$bouncer_dir/pgbouncer.ini", join("\n",
-    '[databases]', 'postgres = host=' . $node->host . ' port=' . $node->port . ' dbname=postgres', '',
-    '[pgbouncer]', 'listen_addr = 127.0.0.1', "listen_port = $bouncer_port", 'unix_socket_dir =',
-    'auth_type = trust', "auth_file = $bouncer_dir/users.txt", 'pool_mode = transaction',
-    'default_pool_size = 2', 'max_client_conn = 20', "logfile = $bouncer_dir/pgbouncer.log",
-    "pidfile = $bouncer_dir/pgbouncer.pid", 'ignore_startup_parameters = extra_float_digits', ''));
-my $bouncer = -x '/usr/sbin/pgbouncer' ? '/usr/sbin/pgbouncer' : 'pgbouncer';
-system($bouncer, '-d', "$bouncer_dir/pgbouncer.ini") == 0 or BAIL_OUT('pgbouncer did not start');
-my $pooled = "host=127.0.0.1 port=$bouncer_port dbname=postgres user=cl_app";
-my $accepting = 0;
-for (1 .. 100) {  # bounded: PgBouncer starts in well under a second
-    last if ($accepting = system('psql', '-XAtq', '-c', 'SELECT 1', $pooled) == 0);
-    select(undef, undef, undef, 0.1);
-}
-ok($accepting, 'PgBouncer accepts connections') or BAIL_OUT('PgBouncer did not accept connections');
+my ($pooled, $bouncer_dir, $bouncer_port) = start_pgbouncer($node, 'cl_app', $superuser);
 $before = hits('cl.python');
 run_client('psycopg and SQLAlchemy, through PgBouncer', $python, "$clients/psycopg_client.py", $pooled, $app,
            $writer, 'pooled');
@@ -162,9 +144,7 @@ SKIP: {
                url($superuser, $node->host, $node->port));
     cmp_ok(hits('cl.page'), '>', $before, 'through PgBouncer, node-postgres statements are served from the cache');
 }
-my $pid = PostgreSQL::Test::Utils::slurp_file("$bouncer_dir/pgbouncer.pid");
-chomp $pid;
-kill 'TERM', $pid if $pid =~ /^\d+$/;
+stop_pgbouncer($bouncer_dir);
 
 # ---- 5. finding what to cache: memo.candidates ---------------------------------
 my $candidates = $node->safe_psql('postgres', q{

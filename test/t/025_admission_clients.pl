@@ -357,24 +357,7 @@ part(8, ['sysbench'], sub {
 
 # ======== 3. Through PgBouncer, transaction pooling, admitted automatically ==================
 part(9, ['pgbouncer'], sub {
-    my $dir = "$PostgreSQL::Test::Utils::tmp_check/pgbouncer";
-    mkdir $dir;
-    my $port = PostgreSQL::Test::Cluster::get_free_port();
-    PostgreSQL::Test::Utils::append_to_file("$dir/users.txt", qq{"app" ""\n"$superuser" ""\n});
-    PostgreSQL::Test::Utils::append_to_file("$dir/pgbouncer.ini", join("\n",
-        '[databases]', 'postgres = host=' . $node->host . ' port=' . $node->port . ' dbname=postgres', '',
-        '[pgbouncer]', 'listen_addr = 127.0.0.1', "listen_port = $port", 'unix_socket_dir =',
-        'auth_type = trust', "auth_file = $dir/users.txt", 'pool_mode = transaction',
-        'default_pool_size = 2', 'max_client_conn = 20', "logfile = $dir/pgbouncer.log",
-        "pidfile = $dir/pgbouncer.pid", 'ignore_startup_parameters = extra_float_digits', ''));
-    system('/usr/sbin/pgbouncer', '-d', "$dir/pgbouncer.ini") == 0 or BAIL_OUT('pgbouncer did not start');
-    my $pooled = "host=127.0.0.1 port=$port dbname=postgres user=app";
-    my $accepting = 0;
-    for (1 .. 100) {  # bounded: PgBouncer starts in well under a second
-        last if ($accepting = system('psql', '-XAtq', '-c', 'SELECT 1', $pooled) == 0);
-        select(undef, undef, undef, 0.1);
-    }
-    ok($accepting, 'PgBouncer accepts connections') or BAIL_OUT('PgBouncer did not accept connections');
+    my ($pooled, $dir) = start_pgbouncer($node, 'app', $superuser);
     sql('SELECT memo.admission_reset()');
 
     part(4, ['django'], sub {
@@ -400,9 +383,7 @@ part(9, ['pgbouncer'], sub {
         note("ActiveRecord through PgBouncer, admitted automatically: hits=$served");
     });
 
-    my $pid = PostgreSQL::Test::Utils::slurp_file("$dir/pgbouncer.pid");
-    chomp $pid;
-    kill 'TERM', $pid if $pid =~ /^\d+$/;
+    stop_pgbouncer($dir);
 });
 
 is(sql('SELECT count(*) FROM memo.statements'), '0', 'nothing was registered by admission');
