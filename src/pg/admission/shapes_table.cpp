@@ -2,6 +2,7 @@
 // gives the locking rules).
 #include "admission/shapes_table.hpp"
 
+#include "hash.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
 
@@ -61,7 +62,6 @@ struct ShapesHeader {
     pg_atomic_uint32 epoch;
     pg_atomic_uint32 admitted;  // slots in state Admitted
     pg_atomic_uint64 version;
-    pg_atomic_uint64 not_observed;
     uint32 capacity;
 };
 
@@ -81,12 +81,11 @@ double double_of(uint64 u) {
 }
 
 uint32 slow_relation_bit(Oid relid) {
-    return uint32((uint64(MyDatabaseId) * UINT64CONST(0x9E3779B97F4A7C15) ^ uint64(relid) * 0x85EBCA6B) >> 32) %
-           (kSlowRelationWords * 64);
+    return uint32(hash_mix(MyDatabaseId, relid) % (kSlowRelationWords * 64));
 }
 
 uint64 key_of(uint64 shape_id, Oid database) {
-    uint64 k = shape_id ^ (uint64(database) * UINT64CONST(0x9E3779B97F4A7C15));
+    uint64 k = hash_mix(shape_id, database);
     return k ? k : 1;
 }
 
@@ -313,7 +312,6 @@ ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int 
         pg_atomic_compare_exchange_u64(&s->key, &expected, key);
         return ShapeSlot{i, epoch};
     }
-    if (create) pg_atomic_fetch_add_u64(&header->not_observed, 1);
     return ShapeSlot{};
 }
 
@@ -433,7 +431,6 @@ void reset_shapes(Oid statements_table) {
     }
     // A slot number taken while the slots were freed finds nothing either.
     pg_atomic_fetch_add_u32(&header->epoch, 1);
-    pg_atomic_write_u64(&header->not_observed, 0);
     for (auto &word : header->slow_relations) pg_atomic_write_u64(&word, 0);
     pg_atomic_fetch_add_u64(&header->version, 1);
     // Plans made for admitted shapes are made again (this database's;
@@ -453,13 +450,12 @@ void shapes_attach(char *mem, bool initialize) {
     pg_atomic_init_u32(&header->epoch, 1);
     pg_atomic_init_u32(&header->admitted, 0);
     pg_atomic_init_u64(&header->version, 0);
-    pg_atomic_init_u64(&header->not_observed, 0);
     header->capacity = uint32(guc_admission_shapes);
     for (int i = 0; i < guc_admission_shapes; i++) init_slot(&slots[i]);
 }
 
-uint64 for_each_shape(Oid database, void (*fn)(const ShapeRow &row, void *arg), void *arg) {
-    if (!header) return 0;
+void for_each_shape(Oid database, void (*fn)(const ShapeRow &row, void *arg), void *arg) {
+    if (!header) return;
     for (uint32 i = 0; i < header->capacity; i++) {
         SharedShape *s = &slots[i];
         uint64 key = pg_atomic_read_u64(&s->key);
@@ -488,7 +484,6 @@ uint64 for_each_shape(Oid database, void (*fn)(const ShapeRow &row, void *arg), 
         r.state_since = TimestampTz(pg_atomic_read_u64(&s->state_since));
         fn(r, arg);
     }
-    return pg_atomic_read_u64(&header->not_observed);
 }
 
 }  // namespace pgmemo

@@ -30,10 +30,11 @@ struct ShapeSlot {
 };
 
 // The slot of this database's shape, claimed if create and there is room
-// (a full table counts the shape as not observed). sample: the statement's
-// text as its client sent it, sample_len bytes of it (0: up to its end),
-// kept, cut, for memo.admission when the slot is claimed, and shown only to
-// the role that sent it and those who may read all statistics.
+// (a shape that finds no free slot within its probes is not observed).
+// sample: the statement's text as its client sent it, sample_len bytes of
+// it (0: up to its end), kept, cut, for memo.admission when the slot is
+// claimed, and shown only to the role that sent it and those who may read
+// all statistics.
 ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int sample_len, uint64 query_id);
 
 // Whether an admitted shape is served in this session: pg_memo.admission
@@ -107,8 +108,7 @@ struct ShapeRow {
     char refusal[256];
 };
 
-// Calls fn for each claimed slot of database; returns how many shapes were
-// not observed because the table was full.
-uint64 for_each_shape(Oid database, void (*fn)(const ShapeRow &row, void *arg), void *arg);
+// Calls fn for each claimed slot of database.
+void for_each_shape(Oid database, void (*fn)(const ShapeRow &row, void *arg), void *arg);
 
 }  // namespace pgmemo

@@ -3,6 +3,7 @@
 
 #include "registered/memo_scan.hpp"
 #include "registered/registrations.hpp"
+#include "hash.hpp"
 #include "settings.hpp"
 #include "shared_state.hpp"
 
@@ -11,7 +12,6 @@
 extern "C" {
 #include "portability/instr_time.h"
 #include "catalog/namespace.h"
-#include "common/hashfn.h"
 #include "utils/lsyscache.h"
 #include "access/xact.h"
 #include "utils/inval.h"
@@ -40,8 +40,7 @@ StatementName name_of(const char *source, int location, int len) {
     size_t total = len > 0 ? strnlen(source, size_t(Max(location, 0)) + size_t(len)) : strlen(source);
     size_t from = location > 0 ? Min(size_t(location), total) : 0;
     size_t n = len > 0 ? Min(size_t(len), total - from) : total - from;
-    return StatementName{hash_bytes_extended(reinterpret_cast<const unsigned char *>(source + from), int(n), 0),
-                         int(from), int(n)};
+    return StatementName{hash_bytes(source + from, n), int(from), int(n)};
 }
 
 struct ObservedPlan {
