@@ -10,8 +10,25 @@ package MemoProbes;
 use strict;
 use warnings;
 use Exporter 'import';
+use MemoTest;
+use MemoAdversarial;
 
-our @EXPORT = qw(adversarial_probes adversarial_setup tab dtab);
+our @EXPORT = qw(adversarial_probes adversarial_setup adv_top_level_node tab dtab);
+
+# The node the probes run on at the top level (test/t/019, 023, 024): a
+# cluster named NAME with CONF appended, pg_memo and the probes' objects
+# installed, and the harness shown able to fail there too (the canary's
+# stale count, MemoAdversarial.pm, adv_check_canary, its large object
+# CANARY). Returns the node and the probes.
+sub adv_top_level_node {
+    my ($name, $canary, $conf) = @_;
+    my $node = memo_node($name, conf => "max_prepared_transactions = 4\n" . ($conf // ''));
+    adv_install($node);
+    my @probes = adversarial_probes($node);
+    adversarial_setup($node);
+    adv_check_canary($node, $canary);
+    return ($node, @probes);
+}
 
 # The objects the probes share, created once on $node before them.
 sub adversarial_setup {

@@ -21,14 +21,7 @@ use MemoAdversarial;
 use MemoProbes;
 
 $ENV{ADV_REGISTERED} = 1;
-my $node = memo_node('registered_probes', conf => "max_prepared_transactions = 4\n");
-adv_install($node);
-my @probes = adversarial_probes($node);
-adversarial_setup($node);
-
-# The harness must be able to fail here too: the canary's stale count
-# (MemoAdversarial.pm, adv_check_canary), through a registered statement.
-adv_check_canary($node, 4243);
+my ($node, @probes) = adv_top_level_node('registered_probes', 4243);
 
 adv_run_top_level_probes($node, @probes);
 # (ADV_ONLY=<regex>, by hand: a subset of the probes)

@@ -1,19 +1,10 @@
 # The adversarial probes of test/t/008 run through registered statements
-# matched by shape (issue 47): as in test/t/019, but each probe with
-# parameters is registered with them as $n, and the client sends its
-# literals, so that every call is served through the registration's shape
-# rather than its query identifier (MemoAdversarial.pm, ADV_SHAPES; a
-# probe whose two forms have different shapes is registered as the client
-# sends it). As in 019: each probe's query run at the top level as a client
-# runs it, compared with the same
-# statement planned as without pg_memo (pg_memo.serve_statements = off), in
-# the writer's transaction, in another session, after its rollback and
-# after its commit (test/perl/MemoAdversarial.pm, ADV_REGISTERED). A query
-# pg_memo cannot cache runs as without pg_memo, so it agrees; every probe
-# that a memo call would serve must have been served before its change.
-# The portal probes (portal.*) run here only: cursors and prepared
-# statements opened before a change or a commit and read after it must
-# return what their snapshot sees (MemoAdversarial.pm, "Portals").
+# matched by shape (issue 47): as in test/t/019 (every comparison and
+# portal of that suite), but each probe with parameters is registered with
+# them as $n, and the client sends its literals, so that every call is
+# served through the registration's shape rather than its query identifier
+# (MemoAdversarial.pm, ADV_SHAPES; a probe whose two forms have different
+# shapes is registered as the client sends it).
 use strict;
 use warnings;
 use FindBin;
@@ -27,14 +18,7 @@ use MemoProbes;
 
 $ENV{ADV_REGISTERED} = 1;
 $ENV{ADV_SHAPES} = 1;
-my $node = memo_node('shape_probes', conf => "max_prepared_transactions = 4\n");
-adv_install($node);
-my @probes = adversarial_probes($node);
-adversarial_setup($node);
-
-# The harness must be able to fail here too: the canary's stale count
-# (MemoAdversarial.pm, adv_check_canary), through a registered statement.
-adv_check_canary($node, 4243);
+my ($node, @probes) = adv_top_level_node('shape_probes', 4243);
 
 adv_run_top_level_probes($node, @probes);
 # (ADV_ONLY=<regex>, by hand: a subset of the probes)

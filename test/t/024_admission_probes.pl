@@ -26,15 +26,7 @@ use MemoProbes;
 
 $ENV{ADV_REGISTERED} = 1;
 $ENV{ADV_ADMISSION} = 1;
-my $node = memo_node('admission_probes', conf => "max_prepared_transactions = 4\n"
-                     . "pg_memo.admission = auto\npg_memo.admission_min_cost = 0\npg_memo.admission_calls = 1\n");
-adv_install($node);
-my @probes = adversarial_probes($node);
-adversarial_setup($node);
-
-# The harness must be able to fail here too: the canary's stale count
-# (MemoAdversarial.pm, adv_check_canary).
-adv_check_canary($node, 4244);
+my ($node, @probes) = adv_top_level_node('admission_probes', 4244, "pg_memo.admission = auto\npg_memo.admission_min_cost = 0\npg_memo.admission_calls = 1\n");
 
 my %verdicts = adv_run_top_level_probes($node, @probes);
 is($node->safe_psql('postgres', 'SELECT count(*) FROM memo.statements'), '0', 'nothing was registered');
