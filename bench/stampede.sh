@@ -6,13 +6,16 @@
 # requests served, computations (memo.stats and, independently,
 # pg_stat_statements with track = all), shared results, p50/p95/p99/max.
 #
-#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby] [--registered | --admitted]
+#   bench/stampede.sh [--pairs N] [--seconds S] [--clients C] [--standby] [--registered | --admitted] [--protocol P]
 # --registered: the clients send the count as a plain statement, registered
 # with memo.cache_statement and served by the pg_memo node; computations
 # counted in pg_stat_statements are its nested executions.
 # --admitted: the same plain statement, registered by no one, served
 # through automatic admission (pg_memo.admission = auto for every client;
 # admitted before each run by a few executions: issue 47).
+# --protocol: pgbench's -M for the clients (simple, the default; extended or
+# prepared: a Bind and its Execute are two messages, so a registered
+# statement answers as of its Bind's snapshot).
 # --standby: the clients read on a streaming hot standby (the primary with
 # pg_memo.standby_records = on); the writes go to the primary; the figures
 # are the standby's.
@@ -21,7 +24,7 @@ set -euo pipefail
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$SRC/bench/cluster.sh"
 . "$SRC/bench/plot.sh"
-PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0 REGISTERED=0 ADMITTED=0
+PAIRS=3 SECONDS_PER_RUN=20 CLIENTS=64 STANDBY=0 REGISTERED=0 ADMITTED=0 PROTOCOL=simple
 while [ $# -gt 0 ]; do
   case $1 in
     --standby) STANDBY=1; shift ;;
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
     --pairs) PAIRS=$2; shift 2 ;;
     --seconds) SECONDS_PER_RUN=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
+    --protocol) PROTOCOL=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -91,7 +95,7 @@ run() {  # $1 = on|off
       date +%s.%N >>"$logdir/writes"  # committed by now
     done ) &
   local writer=$!
-  (cd "$logdir" && PGOPTIONS="${PGOPTIONS:-} -c pg_memo.singleflight=$mode" bench_pgbench -p "$READ_PORT" -n -c "$CLIENTS" -j 2 \
+  (cd "$logdir" && PGOPTIONS="${PGOPTIONS:-} -c pg_memo.singleflight=$mode" bench_pgbench -p "$READ_PORT" -n -M "$PROTOCOL" -c "$CLIENTS" -j 2 \
       -T "$SECONDS_PER_RUN" -f "$BENCH_DIR/$READ_SCRIPT" -l --log-prefix=tx >"$logdir/pgbench.out" 2>&1)
   wait "$writer"
   writes=$SECONDS_PER_RUN
@@ -110,7 +114,7 @@ echo "Machine: $(machine_description)"
 where="on the primary"; [ "$STANDBY" = 1 ] && where="on a streaming hot standby (writes on its primary)"
 [ "$REGISTERED" = 1 ] && where="$where, a registered statement"
 [ "$ADMITTED" = 1 ] && where="${where/registered/automatically admitted}"
-echo "Uncached hot query: ${uncached_ms} ms. $CLIENTS clients $where, ${SECONDS_PER_RUN}s per run, one committed write per second."
+echo "Uncached hot query: ${uncached_ms} ms. $CLIENTS clients $where ($PROTOCOL protocol), ${SECONDS_PER_RUN}s per run, one committed write per second."
 echo
 echo '| singleflight | requests served | writes | computations (memo.stats) | computations (pg_stat_statements) | shared | hit rate | p50 ms | p95 ms | p99 ms | max ms |'
 echo '|---|---|---|---|---|---|---|---|---|---|---|'

@@ -2,10 +2,12 @@
 // "Which snapshot each path uses").
 //
 // A memo call answers as of the call: a new snapshot, taken after the
-// generations were read. A registered statement answers as of its own
-// snapshot, the one PostgreSQL gave its portal (Call::as_of), which may be
-// older than the call: a cursor fetched after later commits, a Bind
-// executed later, a transaction's own later writes. What the cache holds,
+// generations were read; so does a registered statement of a simple Query
+// message under READ COMMITTED (memo_scan_exec.cpp). Another registered
+// statement answers as of its own snapshot, the one PostgreSQL gave its
+// portal (Call::as_of), which may be older than the call: a cursor fetched
+// after later commits, a Bind executed later, a transaction's own later
+// writes. What the cache holds,
 // or a new snapshot, is that snapshot's answer only while no transaction
 // has ended since it was taken.
 #pragma once

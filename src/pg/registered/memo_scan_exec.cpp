@@ -7,10 +7,13 @@
 #include "compat.hpp"  // EXPLAIN's property functions (18 moved them to explain_format.h)
 
 extern "C" {
+#include "access/xact.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "tcop/pquery.h"  // ActivePortal
+#include "utils/portal.h"
 #include "utils/tuplestore.h"
 }
 
@@ -78,6 +81,21 @@ void read_parameters(ParamListInfo params, Call *call) {
     portable_texts(n, types, values, call->param_nulls, call->param_values);
 }
 
+// The snapshot the rows must be as of (docs/consistency.md, "Which
+// snapshot each path uses"). A portal of a simple Query message (the only
+// portals PostgreSQL hides from pg_cursors, with 18's SQL EXECUTE) is run
+// as soon as it is started, in the same message, nothing of this backend's
+// in between: under READ COMMITTED a snapshot taken at its first row is one
+// PostgreSQL could have given it, so it answers as of now, as a memo call
+// does, and shares a flight with every caller of the same key. A cursor, a
+// Bind executed by a later message, or a transaction snapshot keep theirs.
+Snapshot snapshot_to_answer_as_of(EState *estate) {
+    Portal portal = ActivePortal;
+    bool started_by_this_run = portal && !portal->visible && portal->queryDesc && portal->queryDesc->estate == estate;
+    if (started_by_this_run && !IsolationUsesXactSnapshot()) return InvalidSnapshot;
+    return estate->es_snapshot;
+}
+
 void fill(MemoScanState *s) {
     EState *estate = s->css.ss.ps.state;
     Call call{};
@@ -86,9 +104,7 @@ void fill(MemoScanState *s) {
     call.query = cstring_to_text(s->text);
     read_parameters(estate->es_param_list_info, &call);
     call.search_path_len = effective_search_path(call.search_path);
-    // The portal's snapshot, which may be older than this first row (a
-    // cursor fetched later): the rows must be what it sees.
-    call.as_of = estate->es_snapshot;
+    call.as_of = snapshot_to_answer_as_of(estate);
     RowSpill spill{estate->es_query_cxt, CurrentResourceOwner, s->slot->tts_tupleDescriptor,
                    DeclaredBy::Statement, s->random_access, nullptr, nullptr};
     call.spill = &spill;
