@@ -79,11 +79,12 @@ struct Store::Entry {
     uint32_t payload_len;
     uint32_t stats_slot;
     Micros stamped_at;
+    uint64_t snapshot_print;                    // EntryParts::snapshot_print
     std::atomic<uint32_t> pins;                 // flights holding it for waiters
     std::atomic<uint8_t> referenced;            // CLOCK bit, set by hits
     std::atomic<uint8_t> invalidation_counted;  // stats count it once
     std::atomic<uint8_t> unlinked;              // off the index, freed at last unpin
-    uint8_t reserved[1];
+    uint8_t as_of_only;                         // insert_for_waiters': never current
     std::atomic<uint32_t> sampled_hits;         // one in kHitSample hits (note_hit)
     std::atomic<uint32_t> last_hit;             // the last hit's second (Unix time), 0: none
 
@@ -174,7 +175,8 @@ EntryView Store::view_of(const Entry *e) noexcept {
                      e->stamped_at,
                      e->alloc_bytes,
                      uint64_t(e->sampled_hits.load(std::memory_order_relaxed)) * kHitSample,
-                     e->last_hit.load(std::memory_order_relaxed)};
+                     e->last_hit.load(std::memory_order_relaxed),
+                     e->snapshot_print};
 }
 
 void Store::entry_identity(const Entry *e, uint64_t *hash, const char **key, uint32_t *key_len,
@@ -240,6 +242,14 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
          e = entry_at(e->next)) {
         if (e->hash != hash || e->key_len != key_len || std::memcmp(e->key(), key, key_len) != 0) continue;
         Generations::StampState stamps = gens_.check(e->deps(), e->ndeps);
+        // Not current, but computed as of the state the caller's snapshot
+        // sees: its rows are that caller's answer whatever was committed
+        // since (the generations speak of the present).
+        if (stamps != Generations::StampState::Current && as_of_callers_state(e, sink) &&
+            !own_writes.intersects(e->deps(), e->ndeps)) {
+            status = accept_hit(e, sink, pinned) ? LookupStatus::AsOfSnapshot : LookupStatus::SinkFailed;
+            break;
+        }
         // An entry kept by deltas that is stale, or that a commit in
         // progress hides, may only need carrying forward (past that commit,
         // once it is done): the caller that tries counts what becomes of it.
@@ -261,17 +271,8 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
             status = LookupStatus::Miss;  // not servable now; not stale either
         } else if (own_writes.intersects(e->deps(), e->ndeps)) {
             status = LookupStatus::OwnWrites;
-        } else if (sink.accept(view_of(e))) {
+        } else if (accept_hit(e, sink, pinned)) {
             lagging = carry_lagging(e);
-            // Write the CLOCK bit only when it changes: hits stay read-only
-            // on the entry's cache line in the steady state.
-            if (!e->referenced.load(std::memory_order_relaxed))
-                e->referenced.store(1, std::memory_order_relaxed);
-            note_hit(e->sampled_hits, e->last_hit);
-            if (pinned) {
-                e->pins.fetch_add(1, std::memory_order_relaxed);
-                *pinned = offset_of(e);
-            }
             status = LookupStatus::Hit;
         } else {
             status = LookupStatus::SinkFailed;
@@ -281,6 +282,24 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
     locks_->unlock_partition(part);
     if (lagging) advance_carry_position(hash, key, key_len);
     return status;
+}
+
+bool Store::as_of_callers_state(const Entry *e, const HitSink &sink) noexcept {
+    return sink.as_of_print != 0 && e->snapshot_print == sink.as_of_print;
+}
+
+// Gives the sink a hit's copy under the partition lock, and notes the hit.
+bool Store::accept_hit(Entry *e, HitSink &sink, uint64_t *pinned) noexcept {
+    if (!sink.accept(view_of(e))) return false;
+    // Write the CLOCK bit only when it changes: hits stay read-only on the
+    // entry's cache line in the steady state.
+    if (!e->referenced.load(std::memory_order_relaxed)) e->referenced.store(1, std::memory_order_relaxed);
+    note_hit(e->sampled_hits, e->last_hit);
+    if (pinned) {
+        e->pins.fetch_add(1, std::memory_order_relaxed);
+        *pinned = offset_of(e);
+    }
+    return true;
 }
 
 // A scoped entry kept by deltas (docs/consistency.md, "Scopes") whose carry
@@ -462,12 +481,36 @@ void *Store::allocate_evicting(uint64_t bytes) noexcept {
 }
 
 InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes, uint64_t *pinned) noexcept {
+    Entry *e = nullptr;
+    InsertStatus status = new_entry(p, max_entry_bytes, pinned, &e);
+    if (status != InsertStatus::Stored) return status;
+    stats_.add(p.stats_slot, kEntries);
+    stats_.add(p.stats_slot, kBytes, e->alloc_bytes);
+    shared_->entries.fetch_add(1, std::memory_order_relaxed);
+    link_replacing(e, p);
+    return InsertStatus::Stored;
+}
+
+InsertStatus Store::insert_for_waiters(const EntryParts &p, uint64_t max_entry_bytes, uint64_t *pinned) noexcept {
+    Entry *e = nullptr;
+    InsertStatus status = new_entry(p, max_entry_bytes, pinned, &e);
+    if (status != InsertStatus::Stored) return status;
+    e->as_of_only = 1;
+    e->unlinked.store(1, std::memory_order_relaxed);  // the last unpin frees it
+    return InsertStatus::Stored;
+}
+
+// An entry's memory, evicting to make room, filled from p (not linked).
+InsertStatus Store::new_entry(const EntryParts &p, uint64_t max_entry_bytes, uint64_t *pinned, Entry **out) noexcept {
     uint64_t bytes = entry_size(p);
     if (bytes > max_entry_bytes || bytes > shared_->cfg.arena_bytes / 2) return InsertStatus::TooLarge;
-
     void *mem = allocate_evicting(bytes);
     if (!mem) return InsertStatus::NoSpace;
+    *out = make_entry(mem, bytes, p, pinned);
+    return InsertStatus::Stored;
+}
 
+Store::Entry *Store::make_entry(void *mem, uint64_t bytes, const EntryParts &p, uint64_t *pinned) noexcept {
     auto *e = new (mem) Entry;
     e->next = 0;
     e->hash = p.hash;
@@ -478,22 +521,23 @@ InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes, uint64
     e->payload_len = p.payload_len;
     e->stats_slot = p.stats_slot;
     e->stamped_at = p.stamped_at;
+    e->snapshot_print = p.snapshot_print;
     e->pins.store(pinned ? 1 : 0, std::memory_order_relaxed);
     e->referenced.store(1, std::memory_order_relaxed);
     e->invalidation_counted.store(0, std::memory_order_relaxed);
     e->unlinked.store(0, std::memory_order_relaxed);
     e->sampled_hits.store(0, std::memory_order_relaxed);
     e->last_hit.store(0, std::memory_order_relaxed);
+    e->as_of_only = 0;
     if (pinned) *pinned = offset_of(e);
     std::memcpy(e->body(), p.key, p.key_len);
     if (p.ndeps) std::memcpy(const_cast<DepStamp *>(e->deps()), p.deps, sizeof(DepStamp) * p.ndeps);
     if (p.meta_len) std::memcpy(const_cast<char *>(e->meta()), p.meta, p.meta_len);
     if (p.payload_len) std::memcpy(const_cast<char *>(e->payload()), p.payload, p.payload_len);
+    return e;
+}
 
-    stats_.add(p.stats_slot, kEntries);
-    stats_.add(p.stats_slot, kBytes, bytes);
-    shared_->entries.fetch_add(1, std::memory_order_relaxed);
-
+void Store::link_replacing(Entry *e, const EntryParts &p) noexcept {
     uint32_t bucket = uint32_t(p.hash & (shared_->cfg.nbuckets - 1));
     uint32_t part = partition_of(p.hash);
     Entry *old = nullptr;
@@ -529,13 +573,16 @@ InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes, uint64
         old->next = 0;
         release(old);
     }
-    return InsertStatus::Stored;
 }
 
 LookupStatus Store::read_pinned(uint64_t handle, HitSink &sink) const noexcept {
     // A pinned entry is immutable and cannot be freed: no lock needed.
     const Entry *e = entry_at(handle);
-    switch (gens_.check(e->deps(), e->ndeps)) {
+    Generations::StampState stamps =
+        e->as_of_only ? Generations::StampState::Stale : gens_.check(e->deps(), e->ndeps);
+    if (stamps != Generations::StampState::Current && as_of_callers_state(e, sink))
+        return sink.accept(view_of(e)) ? LookupStatus::AsOfSnapshot : LookupStatus::SinkFailed;
+    switch (stamps) {
         case Generations::StampState::Stale: return LookupStatus::Stale;
         case Generations::StampState::CommitPending: return LookupStatus::Miss;
         case Generations::StampState::Current: break;
@@ -610,6 +657,7 @@ bool Store::revise_stamps(uint64_t hash, const char *key, uint32_t key_len, cons
             auto *deps = const_cast<DepStamp *>(e->deps());
             for (uint32_t i = 0; i < ndeps; i++) deps[i].generation = to[i].generation;
             e->stamped_at = stamped_at;
+            e->snapshot_print = 0;
             done = true;
         }
         break;

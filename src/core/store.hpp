@@ -82,6 +82,11 @@ struct EntryParts {
     // the result was computed with): every commit the result misses became
     // visible after it.
     Micros stamped_at = 0;
+    // Names the committed state the result was computed as of, where the
+    // caller can name one (0: it cannot): a caller whose snapshot sees that
+    // same state may be given the result whatever was committed since
+    // (HitSink::as_of_print).
+    uint64_t snapshot_print = 0;
 };
 
 // An entry as a sink sees it, valid only during the call.
@@ -98,6 +103,7 @@ struct EntryView {
     // rarely), and the last one's second in Unix time (0: none yet).
     uint64_t estimated_hits;
     uint32_t last_hit;
+    uint64_t snapshot_print;  // EntryParts::snapshot_print; 0 once carried forward
 };
 
 // What the store knows about an entry that is not current.
@@ -128,6 +134,14 @@ public:
     // (kInvalidatedByWrites or kInvalidatedByCatalogs). Same rules.
     virtual void invalidated(Counter) noexcept {}
 
+    // Nonzero: the caller answers as of a snapshot that may be older than
+    // the present, which sees the committed state this names
+    // (EntryParts::snapshot_print). An entry that is not current but was
+    // computed as of that same state is given too (LookupStatus::
+    // AsOfSnapshot), unless the caller's transaction wrote one of its
+    // dependencies; a current one is a Hit as ever.
+    uint64_t as_of_print = 0;
+
 protected:
     // Not virtual and trivial: a sink may live in a frame that a PostgreSQL
     // ERROR longjmps over, and it is never deleted through this base.
@@ -143,6 +157,8 @@ enum class LookupStatus {
                   // (accept_stale): only its rows moved
     OwnWrites,  // an entry, but this transaction wrote one of its dependencies
     Hit,        // the sink received a current entry
+    AsOfSnapshot,  // the sink received an entry that is not current, computed
+                   // as of the state HitSink::as_of_print names
     SinkFailed  // the sink could not take it (out of local memory)
 };
 
@@ -192,8 +208,17 @@ public:
     // even after eviction. With pinned, the new entry is pinned.
     InsertStatus insert(const EntryParts &parts, uint64_t max_entry_bytes, uint64_t *pinned = nullptr) noexcept;
 
+    // Stores a copy of parts, pinned, where no lookup finds it: only a
+    // flight's waiters read it (read_pinned), and only one as of
+    // parts.snapshot_print is given it (AsOfSnapshot: it is never current).
+    // A leader whose snapshot fell behind the present shares its answer so
+    // with the waiters whose snapshots see the same. Freed at the last unpin.
+    InsertStatus insert_for_waiters(const EntryParts &parts, uint64_t max_entry_bytes, uint64_t *pinned) noexcept;
+
     // Pinned entries (held by a flight for its waiters) are never evicted or
     // freed: removing one only unlinks it, and the last unpin frees it.
+    // read_pinned gives what lookup would (Hit, AsOfSnapshot, Stale, or
+    // Miss for a commit in progress), own writes aside.
     LookupStatus read_pinned(uint64_t handle, HitSink &sink) const noexcept;
     void unpin(uint64_t handle) noexcept;
 
@@ -207,10 +232,11 @@ public:
     static uint64_t entry_size(const EntryParts &parts) noexcept;
 
     // For the entry under key whose stamps are exactly from[0..ndeps): with
-    // to, advances its stamps to to's generations in place (flags kept),
-    // unless it is pinned; without to, removes it (it can never be carried
-    // or be current again). False if the entry is not there any more (or
-    // was replaced, or is pinned).
+    // to, advances its stamps to to's generations in place (flags kept) and
+    // forgets its snapshot print (its rows are now a later state's), unless
+    // it is pinned; without to, removes it (it can never be carried or be
+    // current again). False if the entry is not there any more (or was
+    // replaced, or is pinned).
     // How far (in bumps) a hit lets a scoped entry's carry position fall
     // behind its table's counter before it moves it up (lookup does).
     static constexpr uint64_t kCarryLag = 64;
@@ -263,6 +289,11 @@ private:
     Entry *entry_at(uint64_t offset) const noexcept;
     uint64_t offset_of(const Entry *e) const noexcept;
     bool entry_is_current(const Entry *e) const noexcept;
+    static bool as_of_callers_state(const Entry *e, const HitSink &sink) noexcept;
+    InsertStatus new_entry(const EntryParts &p, uint64_t max_entry_bytes, uint64_t *pinned, Entry **out) noexcept;
+    Entry *make_entry(void *mem, uint64_t bytes, const EntryParts &p, uint64_t *pinned) noexcept;
+    void link_replacing(Entry *e, const EntryParts &p) noexcept;
+    bool accept_hit(Entry *e, HitSink &sink, uint64_t *pinned) noexcept;
     bool carry_lagging(const Entry *e) const noexcept;
     void advance_carry_position(uint64_t hash, const char *key, uint32_t key_len) noexcept;
     void *allocate(uint64_t bytes) noexcept;

@@ -15,6 +15,7 @@ public:
     char *meta = nullptr;
     uint32_t meta_len = 0;
     Micros stamped_at = 0;
+    uint64_t snapshot_print = 0;  // the entry's (EntryParts::snapshot_print)
 
     bool accept(const EntryView &e) noexcept override {
         size_t meta_at = MAXALIGN(size_t(e.payload_len));
@@ -28,6 +29,7 @@ public:
         meta = buf + meta_at;
         meta_len = e.meta_len;
         stamped_at = e.stamped_at;
+        snapshot_print = e.snapshot_print;
         return true;
     }
 

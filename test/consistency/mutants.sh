@@ -54,6 +54,8 @@ scope_column_unseen|scopes|regress scopes|a writer marks its first scope column 
 own_entries_trusted|functions that read tables|regress scopes|a table the text names counts as read only by the text, though a function reads its other scopes ("Functions that read tables")
 statement_snapshot_ignored|registered statements|tap test/t/019_registered_probes.pl|a registered statement served what holds now, though its portal'"'"'s snapshot is older ("Which snapshot each path uses")
 statement_computed_now|registered statements|regress registered|a registered statement computed with a new snapshot, not its portal'"'"'s ("Which snapshot each path uses")
+snapshot_print_loose|registered statements|tap test/t/026_registered_entries_as_of_snapshot.pl|a snapshot'"'"'s print leaves out its xmax: an entry answers a snapshot of another state ("Entries as of their snapshot")
+cursor_answers_now|registered statements|tap test/t/026_registered_entries_as_of_snapshot.pl|a cursor'"'"'s portal answers as of the call, as a simple Query'"'"'s does ("Which snapshot each path uses")
 '
 field() { awk -F'|' -v n="$2" -v f="$1" '$1 == n { print $f }' <<<"$MUTANT_TABLE"; }
 ALL=$(awk -F'|' 'NF > 1 { print $1 }' <<<"$MUTANT_TABLE" | xargs)
@@ -150,6 +152,12 @@ statement_snapshot_ignored() {
 }
 statement_computed_now() {
   mutate "$1/src/pg/compute/compute.cpp" 's/Snapshot snapshot = call\.as_of;/Snapshot snapshot = InvalidSnapshot;/'
+}
+snapshot_print_loose() {
+  mutate "$1/src/pg/compute/statement_snapshot.cpp" 's/return \(epoch << 32\) \| snapshot->xmax;/return epoch + 1;/'
+}
+cursor_answers_now() {
+  mutate "$1/src/pg/registered/memo_scan_exec.cpp" 's/bool started_by_this_run = portal && !portal->visible && /bool started_by_this_run = portal \&\& /'
 }
 replay_no_bump() {
   mutate "$1/src/pg/durability/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'

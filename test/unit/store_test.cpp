@@ -365,6 +365,130 @@ TEST(Store, RevisedStampsCarryTheirTime) {
     EXPECT_EQ(sink.stamped_at, 3'000'000);
 }
 
+namespace {
+
+LookupStatus lookup_as_of(TestStore &t, uint64_t hash, const std::string &key, uint64_t print,
+                          std::string *payload = nullptr, SlotSetView own = {}) {
+    CopySink sink;
+    sink.as_of_print = print;
+    LookupStatus s = t.store.lookup(hash, key.data(), uint32_t(key.size()), own, sink);
+    if (payload) *payload = sink.payload;
+    return s;
+}
+
+// An entry over relation relid, computed as of the state print names.
+uint32_t store_as_of(TestStore &t, uint32_t relid, uint64_t hash, const char *key, uint64_t print) {
+    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, relid);
+    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
+    std::string k(key), v("as of " + std::to_string(print));
+    EntryParts p = parts(hash, k, v, deps);
+    p.snapshot_print = print;
+    t.store.insert(p, kNoLimit);
+    return slot;
+}
+
+// The same, pinned as a flight's leader stores it (for_waiters: where no
+// lookup finds it); returns its handle.
+uint64_t pin_as_of(TestStore &t, uint32_t relid, uint64_t hash, const char *key, uint64_t print, bool for_waiters) {
+    uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, relid);
+    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
+    std::string k(key), v("as of " + std::to_string(print));
+    EntryParts p = parts(hash, k, v, deps);
+    p.snapshot_print = print;
+    uint64_t handle = 0;
+    InsertStatus status = for_waiters ? t.store.insert_for_waiters(p, kNoLimit, &handle)
+                                      : t.store.insert(p, kNoLimit, &handle);
+    EXPECT_EQ(status, InsertStatus::Stored);
+    return handle;
+}
+
+}  // namespace
+
+// An entry stale for the present is still the answer of a caller whose
+// snapshot sees the state it was computed as of, and of no other.
+TEST(Store, StaleEntryAnswersTheSnapshotItWasComputedAsOf) {
+    TestStore t(1 << 20);
+    uint32_t slot = store_as_of(t, 800, 21, "q", 1000);
+    t.gens.bump(slot, 0);
+    std::string got;
+    EXPECT_EQ(lookup_as_of(t, 21, "q", 1000, &got), LookupStatus::AsOfSnapshot);
+    EXPECT_EQ(got, "as of 1000");
+    EXPECT_EQ(lookup_as_of(t, 21, "q", 1001), LookupStatus::Stale) << "another state";
+    EXPECT_EQ(lookup(t, 21, "q"), LookupStatus::Stale) << "a caller as of now";
+    t.gens.begin_commit(slot);
+    EXPECT_EQ(lookup_as_of(t, 21, "q", 1000), LookupStatus::AsOfSnapshot) << "a commit in progress is not in it";
+    t.gens.end_commit(slot);
+    uint32_t written[1] = {slot};
+    SlotSetView own{written, 1, SlotSetView::filter_bit(slot)};
+    EXPECT_EQ(lookup_as_of(t, 21, "q", 1000, nullptr, own), LookupStatus::Stale)
+        << "a transaction that wrote a dependency sees its own writes";
+}
+
+// A current entry is a Hit for every caller, with its print for the caller
+// to compare; an entry that names no state matches none.
+TEST(Store, CurrentEntryIsAHitWithItsPrint) {
+    TestStore t(1 << 20);
+    store_as_of(t, 801, 22, "q", 1000);
+    CopySink sink;
+    sink.as_of_print = 999;
+    ASSERT_EQ(t.store.lookup(22, "q", 1, {}, sink), LookupStatus::Hit);
+    EXPECT_EQ(sink.snapshot_print, 1000u);
+    uint32_t slot = store_as_of(t, 802, 23, "r", 0);
+    t.gens.bump(slot, 0);
+    EXPECT_EQ(lookup_as_of(t, 23, "r", 0), LookupStatus::Stale);
+    EXPECT_EQ(lookup_as_of(t, 23, "r", 1000), LookupStatus::Stale);
+}
+
+// Carried forward, an entry's rows are a later state's: it names none.
+TEST(Store, RevisedStampsForgetThePrint) {
+    TestStore t(1 << 20);
+    uint32_t slot = store_as_of(t, 803, 24, "q", 1000);
+    DepStamp from[1] = {{slot, 0, t.gens.read(slot)}};
+    t.gens.bump(slot, 0);
+    DepStamp to[1] = {{slot, 0, t.gens.read(slot)}};
+    ASSERT_TRUE(t.store.revise_stamps(24, "q", 1, from, 1, to, 1));
+    t.gens.bump(slot, 0);
+    EXPECT_EQ(lookup_as_of(t, 24, "q", 1000), LookupStatus::Stale);
+}
+
+// A flight's pinned entry reads as a lookup would.
+TEST(Store, PinnedEntryAnswersTheSnapshotItWasComputedAsOf) {
+    TestStore t(1 << 20);
+    uint64_t handle = pin_as_of(t, 804, 25, "q", 1000, false);
+    t.gens.bump(Generations::slot_of(1, GenerationKind::Relation, 804), 0);
+    CopySink as_of, other, now;
+    as_of.as_of_print = 1000;
+    other.as_of_print = 1001;
+    EXPECT_EQ(t.store.read_pinned(handle, as_of), LookupStatus::AsOfSnapshot);
+    EXPECT_EQ(as_of.payload, "as of 1000");
+    EXPECT_EQ(t.store.read_pinned(handle, other), LookupStatus::Stale);
+    EXPECT_EQ(t.store.read_pinned(handle, now), LookupStatus::Stale);
+    t.store.unpin(handle);
+}
+
+// A leader's answer as of a snapshot that fell behind: only its waiters
+// read it, only those as of the same state are given it, no lookup finds
+// it (the entry under the key is untouched), and the last unpin frees it.
+TEST(Store, EntryForWaitersIsNeverCurrentAndNeverLooked) {
+    TestStore t(1 << 20);
+    store_as_of(t, 805, 26, "q", 900);
+    uint64_t used = t.store.info().used_bytes;
+    uint64_t handle = pin_as_of(t, 805, 26, "q", 1000, true);
+    CopySink as_of, other, now;
+    as_of.as_of_print = 1000;
+    other.as_of_print = 900;
+    EXPECT_EQ(t.store.read_pinned(handle, as_of), LookupStatus::AsOfSnapshot);
+    EXPECT_EQ(as_of.payload, "as of 1000");
+    EXPECT_EQ(t.store.read_pinned(handle, other), LookupStatus::Stale);
+    EXPECT_EQ(t.store.read_pinned(handle, now), LookupStatus::Stale) << "its stamps are current, it is not";
+    std::string got;
+    EXPECT_EQ(lookup(t, 26, "q", &got), LookupStatus::Hit);
+    EXPECT_EQ(got, "as of 900") << "the entry under the key is the one stored";
+    EXPECT_EQ(t.store.info().entries, 1u);
+    t.store.unpin(handle);
+    EXPECT_EQ(t.store.info().used_bytes, used);
+}
+
 TEST(Store, ForEachEntryVisitsEveryEntry) {
     TestStore t(1 << 20);
     for (int i = 0; i < 50; i++) t.store.insert(parts(uint64_t(i) * 7919, "k" + std::to_string(i), "v"), kNoLimit);

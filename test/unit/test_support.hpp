@@ -95,6 +95,7 @@ inline EntryParts parts(uint64_t hash, const std::string &key, const std::string
 struct CopySink : HitSink {
     std::string meta, payload;
     Micros stamped_at = 0;
+    uint64_t snapshot_print = 0;
     bool want_stale = false;  // take stale copies (accept_stale)
     StaleInfo stale{};
 
@@ -102,6 +103,7 @@ struct CopySink : HitSink {
         meta.assign(e.meta, e.meta_len);
         payload.assign(e.payload, e.payload_len);
         stamped_at = e.stamped_at;
+        snapshot_print = e.snapshot_print;
         return true;
     }
     bool accept_stale(const EntryView &e, const StaleInfo &info) noexcept override {

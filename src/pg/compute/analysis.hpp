@@ -60,6 +60,9 @@ struct Analysis {
     // When the generations in deps were read (0 until then): every commit the
     // result misses became visible after it (EntryParts::stamped_at).
     TimestampTz stamped_at;
+    // The committed state the result is as of, where a registered
+    // statement's snapshot names it (EntryParts::snapshot_print); 0 if not.
+    uint64_t snapshot_print;
     // Per statement, every read of one table (its stamps join deps per call).
     static constexpr int kMaxScopeRules = 4;
     int nscopes;

@@ -233,6 +233,14 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         // one (the query reads that one table): a snapshot taken before
         // waiting out a TRUNCATE would read the new, empty file.
         bool keep_by_deltas = OidIsValid(analysis->delta_relid) && storable(*analysis, bypass);
+        // Computed with the statement's snapshot: the result is as of the
+        // state it names, for a later caller whose older snapshot sees the
+        // same (not one deltas settle, whose rows may be brought past it),
+        // and for a flight's waiters when that snapshot fell behind.
+        bool as_of_statement = storable(*analysis, bypass) ||
+                               analysis->uncacheable == Uncacheable::StatementSnapshot;
+        analysis->snapshot_print =
+            call.as_of && as_of_statement && !keep_by_deltas ? snapshot_print(call.as_of) : 0;
         if (keep_by_deltas) LockRelationOid(analysis->delta_relid, AccessShareLock);
         Snapshot snapshot = call.as_of;
         if (keep_by_deltas) snapshot = RegisterSnapshot(call.as_of ? call.as_of : GetTransactionSnapshot());
@@ -309,6 +317,10 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Co
         sh.stats.add(slot, kBypasses);
         sh.stats.add(slot, reason);
         log_reason(call.cache_name, "computed, not stored", reason);
+        // A leader's: its waiters joined with snapshots that saw the
+        // present, and may still see what this one saw.
+        if (pinned && !bypass && analysis.uncacheable == Uncacheable::StatementSnapshot)
+            hand_to_waiters(sh, slot, key, analysis, r, pinned);
     } else {
         sh.stats.add(slot, kMisses);
         store_result(sh, slot, key, analysis, r, pinned);

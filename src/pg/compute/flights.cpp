@@ -406,14 +406,16 @@ WaitOutcome wait_until_settled(uint32_t stats_slot, instr_time wait_start, Settl
 bool take_shared_result(const Call &call, uint64_t entry, uint32_t stats_slot, LookupStatus *got, Result *out) {
     Shared &sh = shared_state();
     CopyOutSink sink;
+    // A registered statement's snapshot may fall behind while it waits: an
+    // entry as of what it sees is its answer still.
+    sink.as_of_print = as_of_print(call);
     *got = sh.store.read_pinned(entry, sink);
     // The check can raise: leave the flight, as on a cancel.
     bool allowed = leaving_flight_on_error(
-        [&] {
-            return *got == LookupStatus::Hit && privileges_still_hold(sink.meta, sink.meta_len) &&
-                   answers_as_of_now(call);
-        });
+        [&] { return entry_answers_call(call, *got, sink) && privileges_still_hold(sink.meta, sink.meta_len); });
     leave_flight();
+    // Not current, and not this caller's: as a stale entry is.
+    if (*got == LookupStatus::AsOfSnapshot && !allowed) *got = LookupStatus::Stale;
     if (!allowed) return false;
     sh.stats.add(stats_slot, kMisses);
     sh.stats.add(stats_slot, kShared);

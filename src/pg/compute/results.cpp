@@ -320,13 +320,9 @@ void warn_not_stored(const Shared &sh, uint32_t slot, uint64_t bytes, InsertStat
 
 }  // namespace
 
-bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
-                  uint64_t *pinned) {
-    if (r.spilled || r.len > uint64_t(guc_max_result_size_kb) * 1024) {
-        sh.stats.add(slot, kTooLarge);
-        warn_not_stored(sh, slot, r.spilled ? r.spilled_bytes : r.len, InsertStatus::TooLarge);
-        return false;
-    }
+namespace {
+
+EntryParts entry_parts(uint32_t slot, const Encoded &key, const Analysis &a, const Result &r) {
     EntryParts parts;
     parts.hash = key.hash;
     parts.key = key.key;
@@ -339,11 +335,33 @@ bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis 
     parts.payload_len = r.len;
     parts.stats_slot = slot;
     parts.stamped_at = a.stamped_at;
+    parts.snapshot_print = a.snapshot_print;
+    return parts;
+}
+
+bool fits(const Result &r) { return !r.spilled && r.len <= uint64_t(guc_max_result_size_kb) * 1024; }
+
+}  // namespace
+
+bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
+                  uint64_t *pinned) {
+    if (!fits(r)) {
+        sh.stats.add(slot, kTooLarge);
+        warn_not_stored(sh, slot, r.spilled ? r.spilled_bytes : r.len, InsertStatus::TooLarge);
+        return false;
+    }
+    EntryParts parts = entry_parts(slot, key, a, r);
     InsertStatus status = sh.store.insert(parts, ~uint64_t(0), pinned);
     if (status == InsertStatus::Stored) return true;
     sh.stats.add(slot, kTooLarge);
     warn_not_stored(sh, slot, Store::entry_size(parts), status);
     return false;
+}
+
+void hand_to_waiters(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
+                     uint64_t *pinned) {
+    if (!fits(r) || a.snapshot_print == 0) return;
+    sh.store.insert_for_waiters(entry_parts(slot, key, a, r), ~uint64_t(0), pinned);
 }
 
 }  // namespace pgmemo

@@ -42,4 +42,12 @@ void put_rows_for_caller(const char *payload, uint32_t len, RowSpill *spill);
 bool store_result(Shared &sh, uint32_t stats_slot, const Encoded &key, const Analysis &a, const Result &r,
                   uint64_t *pinned);
 
+// A flight leader's result computed as of a registered statement's
+// snapshot that fell behind the present (not stored): pinned where only its
+// waiters find it, for those whose snapshots see the same state
+// (Store::insert_for_waiters). Nothing if it is too large or the snapshot
+// has no print.
+void hand_to_waiters(Shared &sh, uint32_t stats_slot, const Encoded &key, const Analysis &a, const Result &r,
+                     uint64_t *pinned);
+
 }  // namespace pgmemo

@@ -19,6 +19,8 @@
 #include <cstring>
 
 extern "C" {
+#include "access/transam.h"
+#include "access/xact.h"
 #include "utils/snapmgr.h"
 }
 
@@ -36,6 +38,34 @@ bool sees_what_now_sees(Snapshot then) {
     if (now->suboverflowed) return !now->takenDuringRecovery;
     return then->subxcnt == now->subxcnt &&
            (then->subxcnt == 0 || memcmp(then->subxip, now->subxip, sizeof(TransactionId) * then->subxcnt) == 0);
+}
+
+// With no transaction in progress below its xmax, a snapshot sees every
+// transaction below xmax as ended and none at or above it: xmax alone
+// names what it sees, and two such snapshots with the same xmax see the
+// same rows. Made 64 bits wide with the epoch, so that an entry that
+// outlives 2^32 transactions cannot match a later snapshot. A snapshot
+// with transactions in progress (their order in the list is the process
+// array's), or a standby's, gets none; nor does one of a transaction with
+// an xid, which its own list leaves out.
+uint64_t snapshot_print(Snapshot snapshot) {
+    if (snapshot->snapshot_type != SNAPSHOT_MVCC || snapshot->takenDuringRecovery || snapshot->xcnt != 0 ||
+        snapshot->subxcnt != 0 || snapshot->suboverflowed || !TransactionIdIsNormal(snapshot->xmax) ||
+        TransactionIdIsValid(GetTopTransactionIdIfAny()))
+        return 0;
+    FullTransactionId next = ReadNextFullTransactionId();
+    uint64_t epoch = EpochFromFullTransactionId(next);
+    // xmax is never past the next xid; numerically above it, it is from
+    // before the last wraparound.
+    if (snapshot->xmax > XidFromFullTransactionId(next)) epoch--;
+    return (epoch << 32) | snapshot->xmax;
+}
+
+bool entry_answers_call(const Call &call, LookupStatus status, const CopyOutSink &sink) {
+    if (status != LookupStatus::Hit && status != LookupStatus::AsOfSnapshot) return false;
+    if (answers_as_of_now(call)) return status == LookupStatus::Hit;
+    uint64_t print = sink.as_of_print ? sink.as_of_print : as_of_print(call);
+    return print != 0 && sink.snapshot_print == print;
 }
 
 }  // namespace pgmemo

@@ -13,11 +13,19 @@
 #pragma once
 
 #include "call.hpp"
+#include "copy_out_sink.hpp"
 
 namespace pgmemo {
 
 // Whether snapshot sees exactly what a snapshot taken now sees.
 bool sees_what_now_sees(Snapshot snapshot);
+
+// The committed state snapshot sees, as a number (EntryParts::
+// snapshot_print), or 0 when it cannot be named so cheaply: an entry
+// computed with a snapshot of the same print holds this snapshot's answer,
+// whatever was committed since (docs/consistency.md, "Entries as of their
+// snapshot").
+uint64_t snapshot_print(Snapshot snapshot);
 
 // Whether the call may be answered with what holds now: a memo call
 // always (inline: the memo functions' hit path pays no call); a registered
@@ -27,5 +35,17 @@ bool sees_what_now_sees(Snapshot snapshot);
 inline bool answers_as_of_now(const Call &call) {
     return call.as_of == InvalidSnapshot || sees_what_now_sees(call.as_of);
 }
+
+// The print of the call's snapshot, for a lookup that may give an entry as
+// of it (HitSink::as_of_print): 0 for a memo call, which answers as of now.
+inline uint64_t as_of_print(const Call &call) {
+    return call.as_of == InvalidSnapshot ? 0 : snapshot_print(call.as_of);
+}
+
+// Whether the entry a lookup copied into sink (status) is the call's
+// answer, asked after the lookup: a current entry while the call answers
+// as of now; otherwise one, current or not, computed as of the state the
+// call's snapshot sees.
+bool entry_answers_call(const Call &call, LookupStatus status, const CopyOutSink &sink);
 
 }  // namespace pgmemo

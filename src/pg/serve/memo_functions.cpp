@@ -63,6 +63,24 @@ bool flights_usable(const Encoded &key) {
     return guc_singleflight && own_writes().count == 0 && flight_allowed(key);
 }
 
+// A registered statement whose snapshot is older than the present: the
+// entry computed as of the state that snapshot sees, if the store holds
+// one (current or not), is its answer (docs/consistency.md, "Entries as of
+// their snapshot"). Looked up apart, after the ordinary lookup, so that
+// hits as of now pay nothing for it.
+bool served_as_of_snapshot(const Call &call, const Encoded &key, uint32_t slot, Result *out) {
+    CopyOutSink sink;
+    sink.as_of_print = as_of_print(call);
+    if (sink.as_of_print == 0) return false;
+    Shared &sh = shared_state();
+    LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
+    if (!entry_answers_call(call, status, sink) || !privileges_still_hold(sink.meta, sink.meta_len)) return false;
+    sh.stats.add(slot, kHits);
+    last_served = Served::Hit;
+    *out = Result{sink.payload, sink.payload_len};
+    return true;
+}
+
 // After a lookup that found no current entry (status, copied into sink):
 // carry an entry kept by deltas forward, or compute (through a flight when
 // singleflight is on) and store when allowed.
@@ -149,8 +167,11 @@ Result memoize(const Call &call) {
     LookupStatus status = sh.store.lookup(key.hash, key.key, key.key_len, own_writes(), sink);
     if (sink.invalidated_by != kCounterCount) log_reason(call.cache_name, "entry stale", sink.invalidated_by);
     // What the lookup found (an entry, an older answer) holds as of now: a
-    // registered statement whose snapshot is older gets its own answer.
+    // registered statement whose snapshot is older gets an entry as of
+    // that snapshot, or its own answer.
     if (!answers_as_of_now(call)) {
+        Result r;
+        if (served_as_of_snapshot(call, key, slot, &r)) return r;
         last_served = Served::Bypassed;
         return compute_and_store(call, key, slot, kBypassStatementSnapshot, nullptr);
     }
@@ -158,6 +179,13 @@ Result memoize(const Call &call) {
         sh.stats.add(slot, kHits);
         last_served = Served::Hit;
         return Result{sink.payload, sink.payload_len};
+    }
+    // A commit in progress hides the entry: a registered statement's
+    // snapshot does not see that commit, and may see what the entry was
+    // computed as of (a leader would compute a result born stale).
+    if (status == LookupStatus::Miss) {
+        Result r;
+        if (served_as_of_snapshot(call, key, slot, &r)) return r;
     }
 
     OlderAnswer older = older_answer(sink, status);
