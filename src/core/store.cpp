@@ -284,8 +284,11 @@ LookupStatus Store::lookup(uint64_t hash, const char *key, uint32_t key_len, con
     return status;
 }
 
-bool Store::as_of_callers_state(const Entry *e, const HitSink &sink) noexcept {
-    return sink.as_of_print != 0 && e->snapshot_print == sink.as_of_print;
+// Only where rows alone moved (or wait on a commit): a definition, a name,
+// a privilege or memo.invalidate bumps without a new transaction, and the
+// print would not show it.
+bool Store::as_of_callers_state(const Entry *e, const HitSink &sink) const noexcept {
+    return sink.as_of_print != 0 && e->snapshot_print == sink.as_of_print && stale_info(e).data_only;
 }
 
 // Gives the sink a hit's copy under the partition lock, and notes the hit.

@@ -289,7 +289,7 @@ private:
     Entry *entry_at(uint64_t offset) const noexcept;
     uint64_t offset_of(const Entry *e) const noexcept;
     bool entry_is_current(const Entry *e) const noexcept;
-    static bool as_of_callers_state(const Entry *e, const HitSink &sink) noexcept;
+    bool as_of_callers_state(const Entry *e, const HitSink &sink) const noexcept;
     InsertStatus new_entry(const EntryParts &p, uint64_t max_entry_bytes, uint64_t *pinned, Entry **out) noexcept;
     Entry *make_entry(void *mem, uint64_t bytes, const EntryParts &p, uint64_t *pinned) noexcept;
     void link_replacing(Entry *e, const EntryParts &p) noexcept;

@@ -379,7 +379,7 @@ LookupStatus lookup_as_of(TestStore &t, uint64_t hash, const std::string &key, u
 // An entry over relation relid, computed as of the state print names.
 uint32_t store_as_of(TestStore &t, uint32_t relid, uint64_t hash, const char *key, uint64_t print) {
     uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, relid);
-    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
+    std::vector<DepStamp> deps = {{slot, kDataStamp, t.gens.read(slot)}};
     std::string k(key), v("as of " + std::to_string(print));
     EntryParts p = parts(hash, k, v, deps);
     p.snapshot_print = print;
@@ -391,7 +391,7 @@ uint32_t store_as_of(TestStore &t, uint32_t relid, uint64_t hash, const char *ke
 // lookup finds it); returns its handle.
 uint64_t pin_as_of(TestStore &t, uint32_t relid, uint64_t hash, const char *key, uint64_t print, bool for_waiters) {
     uint32_t slot = Generations::slot_of(1, GenerationKind::Relation, relid);
-    std::vector<DepStamp> deps = {{slot, 0, t.gens.read(slot)}};
+    std::vector<DepStamp> deps = {{slot, kDataStamp, t.gens.read(slot)}};
     std::string k(key), v("as of " + std::to_string(print));
     EntryParts p = parts(hash, k, v, deps);
     p.snapshot_print = print;
@@ -424,6 +424,23 @@ TEST(Store, StaleEntryAnswersTheSnapshotItWasComputedAsOf) {
         << "a transaction that wrote a dependency sees its own writes";
 }
 
+// An entry whose definition counter moved is not given by its print.
+TEST(Store, DefinitionChangeIsNotAnsweredByPrint) {
+    TestStore t(1 << 20);
+    TableEntry te{Generations::slot_of(1, GenerationKind::Relation, 807),
+                  Generations::slot_of(1, GenerationKind::Definition, 807)};
+    std::vector<DepStamp> deps = {{te.rows, kDataStamp, t.gens.read(te.rows)},
+                                  {te.definition, 0, t.gens.read(te.definition)}};
+    std::string k("q"), v("v");
+    EntryParts p = parts(28, k, v, deps);
+    p.snapshot_print = 1000;
+    t.store.insert(p, kNoLimit);
+    t.gens.bump(te.rows, 0);
+    EXPECT_EQ(lookup_as_of(t, 28, "q", 1000), LookupStatus::AsOfSnapshot) << "rows alone moved";
+    t.gens.bump(te.definition, 0);
+    EXPECT_EQ(lookup_as_of(t, 28, "q", 1000), LookupStatus::Stale) << "memo.invalidate, DDL";
+}
+
 // A current entry is a Hit for every caller, with its print for the caller
 // to compare; an entry that names no state matches none.
 TEST(Store, CurrentEntryIsAHitWithItsPrint) {
@@ -443,9 +460,9 @@ TEST(Store, CurrentEntryIsAHitWithItsPrint) {
 TEST(Store, RevisedStampsForgetThePrint) {
     TestStore t(1 << 20);
     uint32_t slot = store_as_of(t, 803, 24, "q", 1000);
-    DepStamp from[1] = {{slot, 0, t.gens.read(slot)}};
+    DepStamp from[1] = {{slot, kDataStamp, t.gens.read(slot)}};
     t.gens.bump(slot, 0);
-    DepStamp to[1] = {{slot, 0, t.gens.read(slot)}};
+    DepStamp to[1] = {{slot, kDataStamp, t.gens.read(slot)}};
     ASSERT_TRUE(t.store.revise_stamps(24, "q", 1, from, 1, to, 1));
     t.gens.bump(slot, 0);
     EXPECT_EQ(lookup_as_of(t, 24, "q", 1000), LookupStatus::Stale);

@@ -408,7 +408,7 @@ bool take_shared_result(const Call &call, uint64_t entry, uint32_t stats_slot, L
     CopyOutSink sink;
     // A registered statement's snapshot may fall behind while it waits: an
     // entry as of what it sees is its answer still.
-    sink.as_of_print = as_of_print(call);
+    if (!answers_as_of_now(call)) sink.as_of_print = as_of_print(call);
     *got = sh.store.read_pinned(entry, sink);
     // The check can raise: leave the flight, as on a cancel.
     bool allowed = leaving_flight_on_error(

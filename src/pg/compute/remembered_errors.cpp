@@ -17,8 +17,10 @@ void remember_error(Shared &sh, uint32_t slot, const Encoded &key, const Analysi
                                        strlen(e->hint ? e->hint : "")));
     r.payload = static_cast<char *>(palloc(r.len));
     ResultWriter w(r.payload, r.len);
-    if (w.write_error(e->sqlerrcode, e->message, e->detail, e->hint))
-        store_result(sh, slot, remembered_error_key(key), a, r, nullptr);
+    if (!w.write_error(e->sqlerrcode, e->message, e->detail, e->hint)) return;
+    Analysis remembered = a;
+    remembered.snapshot_print = 0;  // an error answers as of now only
+    store_result(sh, slot, remembered_error_key(key), remembered, r, nullptr);
 }
 
 namespace {

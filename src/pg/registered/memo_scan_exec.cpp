@@ -82,8 +82,8 @@ void read_parameters(ParamListInfo params, Call *call) {
 }
 
 // The snapshot the rows must be as of (docs/consistency.md, "Which
-// snapshot each path uses"). A portal of a simple Query message (the only
-// portals PostgreSQL hides from pg_cursors, with 18's SQL EXECUTE) is run
+// snapshot each path uses"). A portal of a simple Query message or of SQL
+// EXECUTE (the only portals PostgreSQL hides from pg_cursors) is run
 // as soon as it is started, in the same message, nothing of this backend's
 // in between: under READ COMMITTED a snapshot taken at its first row is one
 // PostgreSQL could have given it, so it answers as of now, as a memo call

@@ -180,13 +180,6 @@ Result memoize(const Call &call) {
         last_served = Served::Hit;
         return Result{sink.payload, sink.payload_len};
     }
-    // A commit in progress hides the entry: a registered statement's
-    // snapshot does not see that commit, and may see what the entry was
-    // computed as of (a leader would compute a result born stale).
-    if (status == LookupStatus::Miss) {
-        Result r;
-        if (served_as_of_snapshot(call, key, slot, &r)) return r;
-    }
 
     OlderAnswer older = older_answer(sink, status);
     Result r;
