@@ -85,7 +85,7 @@ bump_at_precommit() {
 }
 waiter_no_recheck() {
   mutate "$1/src/core/store.cpp" \
-    's/(LookupStatus Store::read_pinned\(.*?)\n\s*switch \(gens_\.check\(e->deps\(\), e->ndeps\)\) \{.*?\n\s*\}\n/$1\n/s'
+    's/(LookupStatus Store::read_pinned\(.*?)\n\s*switch \(stamps\) \{.*?\n\s*\}\n/$1\n/s'
 }
 delta_twice() {
   mutate "$1/src/pg/deltas/delta_evaluate.cpp" 's/(\*records = lappend\(\*records, copies\[i\]\);)/{ $1 $1 }/'
