@@ -25,8 +25,12 @@ CREATE VIEW adm_shapes AS
 -- EXPLAIN's output goes through sed, which masks the shape's identifier
 -- in an admitted statement's cache name (it depends on the tables' OIDs).
 
--- Off (the default): nothing observed, nothing served.
+-- Off (the default): nothing observed, nothing served, even with every
+-- statement costly enough.
 SHOW pg_memo.admission;
+SET pg_memo.admission_min_cost = 0;
+SELECT count(*) FROM adm_items WHERE team = 1;
+SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_items WHERE team = 1;
 SELECT count(*) FROM adm_shapes;
 
@@ -132,9 +136,15 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM adm_unwatched;
 \o
 
 -- 4. Catalog statements, row locks and statements in functions are not
--- observed.
+-- observed, though adm_items is marked (by its first statement) and each
+-- runs three times.
 SELECT memo.admission_reset();
+SELECT count(*) FROM adm_items WHERE id < 0;
 SELECT count(*) > 0 FROM pg_class WHERE relname = 'adm_items';
+SELECT count(*) > 0 FROM pg_class WHERE relname = 'adm_items';
+SELECT count(*) > 0 FROM pg_class WHERE relname = 'adm_items';
+SELECT id FROM adm_items WHERE id = 1 FOR UPDATE;
+SELECT id FROM adm_items WHERE id = 1 FOR UPDATE;
 SELECT id FROM adm_items WHERE id = 1 FOR UPDATE;
 DO $$ BEGIN PERFORM count(*) FROM adm_items; PERFORM count(*) FROM adm_items; PERFORM count(*) FROM adm_items; END $$;
 SELECT count(*) FROM adm_shapes;
@@ -190,9 +200,16 @@ RESET pg_memo.admission_max_demotions;
 SELECT memo.admission_reset();
 SELECT count(*) FROM adm_items WHERE team = 0;
 SELECT count(*) FROM adm_items WHERE team = 0;
+-- (a refused shape too: its check's message names its tables)
+SELECT count(*) FROM adm_unwatched;
+SELECT count(*) FROM adm_unwatched;
+SELECT count(*) FROM adm_unwatched;
+SELECT count(*) FROM adm_unwatched;
+SELECT state, reason LIKE '%adm_unwatched%' AS reason_names_its_table FROM memo.admission WHERE state = 'refused';
 CREATE ROLE adm_other;
 SET ROLE adm_other;
 SELECT count(*) AS shapes, count(query) AS texts, count(query_id) AS ids FROM memo.admission;
+SELECT state, reason LIKE '%adm_unwatched%' AS reason_names_its_table FROM memo.admission WHERE state = 'refused';
 SELECT memo.admission_reset();
 RESET ROLE;
 DROP ROLE adm_other;
@@ -211,19 +228,16 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM adm_items WHERE team = 1;
 
 -- 8. The bound the DBA sets: pg_memo.admission_max_admitted shapes at most.
 SET pg_memo.admission = auto;
+\set team1 'SELECT count(*) FROM adm_items WHERE team = 1;'
 SELECT memo.admission_reset();
 SET pg_memo.admission_max_admitted = 0;
-SELECT count(*) FROM adm_items WHERE team = 1;
-SELECT count(*) FROM adm_items WHERE team = 1;
-SELECT count(*) FROM adm_items WHERE team = 1;
+:team1 :team1 :team1
 SELECT state, regexp_replace(reason, '[0-9]+\.[0-9]+ ms', 'N ms') FROM memo.admission;
 RESET pg_memo.admission_max_admitted;
 -- and pg_memo.admission_memory_share of the cache at most for their entries
 SELECT memo.admission_reset();
 SET pg_memo.admission_memory_share = 0;
-SELECT count(*) FROM adm_items WHERE team = 1;
-SELECT count(*) FROM adm_items WHERE team = 1;
-SELECT count(*) FROM adm_items WHERE team = 1;
+:team1 :team1 :team1
 SELECT state, regexp_replace(reason, '[0-9]+\.[0-9]+ ms', 'N ms') FROM memo.admission;
 RESET pg_memo.admission_memory_share;
 

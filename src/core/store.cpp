@@ -494,9 +494,9 @@ InsertStatus Store::insert(const EntryParts &p, uint64_t max_entry_bytes, uint64
     return InsertStatus::Stored;
 }
 
-InsertStatus Store::insert_for_waiters(const EntryParts &p, uint64_t max_entry_bytes, uint64_t *pinned) noexcept {
+InsertStatus Store::insert_for_waiters(const EntryParts &p, uint64_t max_entry_bytes, uint64_t &pinned) noexcept {
     Entry *e = nullptr;
-    InsertStatus status = new_entry(p, max_entry_bytes, pinned, &e);
+    InsertStatus status = new_entry(p, max_entry_bytes, &pinned, &e);
     if (status != InsertStatus::Stored) return status;
     e->as_of_only = 1;
     e->unlinked.store(1, std::memory_order_relaxed);  // the last unpin frees it

@@ -137,9 +137,11 @@ public:
     // Nonzero: the caller answers as of a snapshot that may be older than
     // the present, which sees the committed state this names
     // (EntryParts::snapshot_print). An entry that is not current but was
-    // computed as of that same state is given too (LookupStatus::
-    // AsOfSnapshot), unless the caller's transaction wrote one of its
-    // dependencies; a current one is a Hit as ever.
+    // computed as of that same state, and of which only data counters
+    // moved since (a definition, a name or memo.invalidate are not in a
+    // print), is given too (LookupStatus::AsOfSnapshot), unless the
+    // caller's transaction wrote one of its dependencies; a current one is
+    // a Hit as ever.
     uint64_t as_of_print = 0;
 
 protected:
@@ -213,7 +215,7 @@ public:
     // parts.snapshot_print is given it (AsOfSnapshot: it is never current).
     // A leader whose snapshot fell behind the present shares its answer so
     // with the waiters whose snapshots see the same. Freed at the last unpin.
-    InsertStatus insert_for_waiters(const EntryParts &parts, uint64_t max_entry_bytes, uint64_t *pinned) noexcept;
+    InsertStatus insert_for_waiters(const EntryParts &parts, uint64_t max_entry_bytes, uint64_t &pinned) noexcept;
 
     // Pinned entries (held by a flight for its waiters) are never evicted or
     // freed: removing one only unlinks it, and the last unpin frees it.

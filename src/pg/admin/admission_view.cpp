@@ -7,11 +7,10 @@
 // (admission/shapes_table.hpp).
 #include "admin/views.hpp"
 #include "admission/shapes_table.hpp"
+#include "registered/registrations.hpp"
 #include "settings.hpp"
 
 extern "C" {
-#include "catalog/namespace.h"
-#include "utils/lsyscache.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -133,7 +132,6 @@ Datum pg_memo_admission_1_3(PG_FUNCTION_ARGS) {
 }
 
 Datum pg_memo_admission_reset_1_3(PG_FUNCTION_ARGS) {
-    Oid schema = get_namespace_oid(pgmemo::kExtensionSchema, true);
-    pgmemo::reset_shapes(OidIsValid(schema) ? get_relname_relid("statements", schema) : InvalidOid);
+    pgmemo::reset_shapes(pgmemo::statements_table());
     PG_RETURN_VOID();
 }

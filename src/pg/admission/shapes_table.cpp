@@ -12,6 +12,7 @@
 extern "C" {
 #include "access/transam.h"
 #include "catalog/pg_class.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/s_lock.h"
@@ -173,13 +174,13 @@ void start_window(SharedShape *s, TimestampTz now) {
 
 // The figures each reason's sentence needs (admission_view.cpp writes
 // it), with the settings of the backend that decided.
-void keep_figures(SharedShape *s, const AdmissionDecision &d, const ShapeWindow &w, double window_s) {
+void keep_figures(SharedShape *s, const AdmissionDecision &d, const ShapeWindow &w) {
     double f[3] = {d.uncached_mean_ms, guc_admission_min_cost_ms, 0};
     if (d.reason == ShapeReason::AdmittedFull) f[2] = guc_admission_max_admitted;
     if (d.reason == ShapeReason::MemoryFull) f[2] = guc_admission_memory_share;
     if (d.reason == ShapeReason::SavedNothing || d.reason == ShapeReason::Retired || d.reason == ShapeReason::Saving) {
         // recomputed per second against served per second, over the window
-        double seconds = window_s > 0.001 ? window_s : 0.001;
+        double seconds = w.seconds > 0.001 ? w.seconds : 0.001;
         f[1] = double(w.computed) / seconds;
         f[2] = double(w.served_calls) / seconds;
     }
@@ -204,6 +205,17 @@ bool enter_state(SharedShape *s, ShapeState from, ShapeState to, TimestampTz now
     return serving_changed;
 }
 
+// Copies src (len bytes, or to its end when len <= 0) into dst (cap bytes),
+// cut at a character's boundary: memo.admission returns it as text.
+// Raises nothing (valid text, the server's encoding).
+void copy_whole_characters(char *dst, int cap, const char *src, int len) {
+    if (!src) src = "";
+    int n = len > 0 ? len : int(strnlen(src, size_t(cap) + MAX_MULTIBYTE_CHAR_LEN));
+    n = pg_mbcliplen(src, n, cap - 1);
+    memcpy(dst, src, size_t(n));
+    dst[n] = '\0';
+}
+
 // The arena bytes the entries of admitted shapes ("auto:" cache names)
 // hold in this database: read from memo.stats' gauges at a window's end
 // (a walk over pg_memo.max_cache_names rows, no lock).
@@ -212,8 +224,8 @@ uint64 admitted_bytes() {
     uint64 bytes = 0;
     for (uint32 i = 0; i < stats.size(); i++) {
         const StatsSlot &slot = stats.slot(i);
-        if (slot.state.load(std::memory_order_acquire) != 2 || slot.dbid != MyDatabaseId ||
-            strncmp(slot.name, "auto:", 5) != 0)
+        if (!stats.ready(i) || slot.dbid != MyDatabaseId ||
+            strncmp(slot.name, kAdmittedNamePrefix, strlen(kAdmittedNamePrefix)) != 0)
             continue;
         bytes += stats.get(i, kBytes);
     }
@@ -232,17 +244,22 @@ bool decide_window(SharedShape *s) {
     h.seconds_in_state = double(now - since) / 1e6;
     ShapeWindow w = window_of(s);
     w.seconds = double(now - TimestampTz(pg_atomic_read_u64(&s->window_start))) / 1e6;
-    AdmissionRoom room{int(pg_atomic_read_u32(&header->admitted)) < guc_admission_max_admitted,
-                       admitted_bytes() < uint64(guc_cache_size_kb) * 1024 / 100 * uint64(guc_admission_memory_share)};
-    AdmissionDecision d = decide(h, w, room, admission_settings());
+    AdmissionSettings settings = admission_settings();
+    AdmissionRoom room{int(pg_atomic_read_u32(&header->admitted)) < guc_admission_max_admitted, true};
+    AdmissionDecision d = decide(h, w, room, settings);
+    // The memory of the admitted shapes' entries is a walk over the stats
+    // table: read only where it decides (a shape admitted, or kept).
+    if (d.window_done && (d.state == ShapeState::Admitted || state == ShapeState::Admitted)) {
+        room.memory = admitted_bytes() < uint64(guc_cache_size_kb) * 1024 / 100 * uint64(guc_admission_memory_share);
+        if (!room.memory) d = decide(h, w, room, settings);
+    }
     if (!d.window_done) return false;
-    double window_s = double(now - TimestampTz(pg_atomic_read_u64(&s->window_start))) / 1e6;
     start_window(s, now);
     pg_atomic_write_u64(&s->mean_ns, uint64(d.uncached_mean_ms * 1e6));
     if (d.saved_ms != 0) pg_atomic_fetch_add_u64(&s->saved_us, uint64(int64(d.saved_ms * 1e3)));
     if (d.reason != ShapeReason::None) {
         pg_atomic_write_u32(&s->reason, uint32(d.reason));
-        keep_figures(s, d, w, window_s);
+        keep_figures(s, d, w);
     }
     return enter_state(s, state, d.state, now);
 }
@@ -294,8 +311,7 @@ ShapeSlot find_shape_slot(uint64 shape_id, bool create, const char *sample, int 
         // Claimed: cleared (a slot a reset freed may hold a late count),
         // its texts written, then published under its key.
         char text[kSampleLen];
-        int len = sample_len > 0 && sample_len < kSampleLen ? sample_len : kSampleLen - 1;
-        snprintf(text, kSampleLen, "%.*s", len, sample ? sample : "");
+        copy_whole_characters(text, kSampleLen, sample, sample_len);
         clear_slot(s);
         TimestampTz now = GetCurrentTimestamp();
         pg_atomic_write_u64(&s->state_since, uint64(now));
@@ -370,8 +386,9 @@ bool note_shape_refused(ShapeSlot slot, const char *message, const char *hint, b
     auto state = ShapeState(pg_atomic_read_u32(&s->state));
     bool changed = false;
     if (state == ShapeState::Admitted) {
-        char text[kRefusalLen];
-        snprintf(text, kRefusalLen, "%s%s%s", message, hint ? ". " : "", hint ? hint : "");
+        char full[4 * kRefusalLen], text[kRefusalLen];
+        snprintf(full, sizeof full, "%s%s%s", message, hint ? ". " : "", hint ? hint : "");
+        copy_whole_characters(text, kRefusalLen, full, 0);
         SpinLockAcquire(&s->text_lock);
         memcpy(s->refusal, text, kRefusalLen);
         SpinLockRelease(&s->text_lock);
@@ -477,7 +494,6 @@ void for_each_shape(Oid database, void (*fn)(const ShapeRow &row, void *arg), vo
         r.served_calls = pg_atomic_read_u64(&s->served_calls);
         r.computed = pg_atomic_read_u64(&s->computed);
         r.time_ms = double(pg_atomic_read_u64(&s->time_us)) * 1e-3;
-        r.served_time_ms = double(pg_atomic_read_u64(&s->served_time_us)) * 1e-3;
         r.mean_ms = double(pg_atomic_read_u64(&s->mean_ns)) * 1e-6;
         r.saved_ms = double(int64(pg_atomic_read_u64(&s->saved_us))) * 1e-3;
         for (int f = 0; f < 3; f++) r.reason_figures[f] = double_of(pg_atomic_read_u64(&s->figures[f]));

@@ -9,7 +9,8 @@
 // number taken before it is looked up again). Executions are counted with
 // atomic adds. The end of a window is decided by the one backend that
 // wins the slot's `deciding` flag with a test-and-set; another that finds
-// it taken goes on without deciding (the next execution decides). The
+// it taken goes on without deciding (the execution that ends the next
+// window decides). The
 // texts (a sample statement, a refusal's message) are written and read
 // under the slot's spinlock, taken only where a slot is claimed or
 // refused and by memo.admission(), never by a served or observed
@@ -22,6 +23,10 @@
 namespace pgmemo {
 
 constexpr uint32 kNoShapeSlot = UINT32_MAX;
+
+// The cache names of admitted shapes begin so ("auto:" and the shape's
+// identifier in hexadecimal).
+constexpr const char *kAdmittedNamePrefix = "auto:";
 
 // A slot number as of the table's epoch.
 struct ShapeSlot {
@@ -101,7 +106,7 @@ struct ShapeRow {
     ShapeReason reason;
     uint32 demotions;
     uint64 calls, served_calls, computed;
-    double time_ms, served_time_ms, mean_ms, saved_ms;
+    double time_ms, mean_ms, saved_ms;
     double reason_figures[3];
     TimestampTz state_since;
     char sample[256];

@@ -24,6 +24,7 @@
 // ERROR (architecture.md, "Locking protocol").
 #include "compute/compute.hpp"
 #include "compute/commit_wait.hpp"
+#include "compute/flights.hpp"
 #include "compute/prepared_query.hpp"
 #include "query_errors.hpp"
 #include "compute/statement_snapshot.hpp"
@@ -318,9 +319,11 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Co
         sh.stats.add(slot, reason);
         log_reason(call.cache_name, "computed, not stored", reason);
         // A leader's: its waiters joined with snapshots that saw the
-        // present, and may still see what this one saw.
-        if (pinned && !bypass && analysis.uncacheable == Uncacheable::StatementSnapshot)
-            hand_to_waiters(sh, slot, key, analysis, r, pinned);
+        // present, and may still see what this one saw. (No copy, which
+        // may evict entries, for a flight no one waits on.)
+        if (pinned && !bypass && analysis.uncacheable == Uncacheable::StatementSnapshot &&
+            leading_a_flight_with_waiters())
+            hand_to_waiters(sh, slot, key, analysis, r, *pinned);
     } else {
         sh.stats.add(slot, kMisses);
         store_result(sh, slot, key, analysis, r, pinned);

@@ -341,6 +341,15 @@ bool lead_refresh(const Call &call, const Encoded &key, uint32_t stats_slot, Res
     return false;
 }
 
+bool leading_a_flight_with_waiters() {
+    if (current.slot < 0 || !current.leading) return false;
+    Shared &sh = shared_state();
+    lock_flights(LW_SHARED);
+    bool waiting = sh.flights.slot(current.slot).waiters > 0;
+    unlock_flights();
+    return waiting;
+}
+
 bool flight_allowed(const Encoded &key) {
     if (current.slot < 0) return true;
     // Re-entering the very key we are computing can never finish.

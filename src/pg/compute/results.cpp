@@ -359,7 +359,7 @@ bool store_result(Shared &sh, uint32_t slot, const Encoded &key, const Analysis 
 }
 
 void hand_to_waiters(Shared &sh, uint32_t slot, const Encoded &key, const Analysis &a, const Result &r,
-                     uint64_t *pinned) {
+                     uint64_t &pinned) {
     if (!fits(r) || a.snapshot_print == 0) return;
     sh.store.insert_for_waiters(entry_parts(slot, key, a, r), ~uint64_t(0), pinned);
 }

@@ -48,6 +48,6 @@ bool store_result(Shared &sh, uint32_t stats_slot, const Encoded &key, const Ana
 // (Store::insert_for_waiters). Nothing if it is too large or the snapshot
 // has no print.
 void hand_to_waiters(Shared &sh, uint32_t stats_slot, const Encoded &key, const Analysis &a, const Result &r,
-                     uint64_t *pinned);
+                     uint64_t &pinned);
 
 }  // namespace pgmemo

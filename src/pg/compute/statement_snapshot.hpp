@@ -7,9 +7,10 @@
 // statement answers as of its own snapshot, the one PostgreSQL gave its
 // portal (Call::as_of), which may be older than the call: a cursor fetched
 // after later commits, a Bind executed later, a transaction's own later
-// writes. What the cache holds,
-// or a new snapshot, is that snapshot's answer only while no transaction
-// has ended since it was taken.
+// writes. What the cache holds as of now, or a new snapshot, is that
+// snapshot's answer only while no transaction has ended since it was
+// taken; an entry computed as of the state it sees (its print) is its
+// answer however old.
 #pragma once
 
 #include "call.hpp"
@@ -27,17 +28,19 @@ bool sees_what_now_sees(Snapshot snapshot);
 // snapshot").
 uint64_t snapshot_print(Snapshot snapshot);
 
-// Whether the call may be answered with what holds now: a memo call
-// always (inline: the memo functions' hit path pays no call); a registered
-// statement while its snapshot sees exactly what a snapshot taken now
-// sees. Asked after what it decides about is read (a lookup, the
+// Whether the call may be answered with what holds now: a call without a
+// snapshot of its own (a memo call, a simple Query's or SQL EXECUTE's
+// statement) always (inline: their hit path pays no call); another
+// registered statement while its snapshot sees exactly what a snapshot
+// taken now sees. Asked after what it decides about is read (a lookup, the
 // generations), so that "now" is no earlier than that read.
 inline bool answers_as_of_now(const Call &call) {
     return call.as_of == InvalidSnapshot || sees_what_now_sees(call.as_of);
 }
 
 // The print of the call's snapshot, for a lookup that may give an entry as
-// of it (HitSink::as_of_print): 0 for a memo call, which answers as of now.
+// of it (HitSink::as_of_print): 0 for a call that answers as of now (a
+// memo call, a simple Query's or SQL EXECUTE's statement).
 inline uint64_t as_of_print(const Call &call) {
     return call.as_of == InvalidSnapshot ? 0 : snapshot_print(call.as_of);
 }

@@ -14,7 +14,6 @@ extern "C" {
 #include "catalog/namespace.h"
 #include "utils/lsyscache.h"
 #include "access/xact.h"
-#include "utils/inval.h"
 #include "tcop/pquery.h"
 #include "utils/portal.h"
 }
@@ -52,6 +51,14 @@ ObservedPlan observed_plans[kObservedPlans];
 
 ObservedPlan &place_of(const StatementName &name) { return observed_plans[name.hash % kObservedPlans]; }
 
+bool same_name(const StatementName &a, const StatementName &b) {
+    return a.hash == b.hash && a.location == b.location && a.len == b.len;
+}
+
+// Whether this backend ever named a plan with a shape: until then no
+// execution's text is hashed.
+bool any_observed = false;
+
 // A top-level SELECT's execution begun and not yet ended: few at once
 // (open cursors). slot: its shape's, when its statement is observed;
 // level: the transaction nesting level it began at (a subtransaction's
@@ -77,11 +84,10 @@ Running *running_of(QueryDesc *qd) {
 // The slot of qd's statement's shape, if the planner hook observes it.
 ShapeSlot observed_slot(QueryDesc *qd) {
     const PlannedStmt *stmt = qd->plannedstmt;
-    if (!qd->sourceText) return ShapeSlot{};
+    if (!any_observed || !qd->sourceText) return ShapeSlot{};
     StatementName name = name_of(qd->sourceText, stmt->stmt_location, stmt->stmt_len);
     ObservedPlan &o = place_of(name);
-    if (o.name.hash != name.hash || o.name.location != name.location || o.name.len != name.len) return ShapeSlot{};
-    return o.slot;
+    return same_name(o.name, name) ? o.slot : ShapeSlot{};
 }
 
 // The execution qd begins: every SELECT a client's portal runs is timed
@@ -118,7 +124,11 @@ ExecutorEnd_hook_type executor_end_before_memo = nullptr;
 
 void observe_plan(const PlannedStmt *stmt, const char *source, ShapeSlot slot) {
     StatementName name = name_of(source, stmt->stmt_location, stmt->stmt_len);
-    place_of(name) = ObservedPlan{name, slot};
+    ObservedPlan &o = place_of(name);
+    // No shape: only this text's own naming is forgotten, another's kept.
+    if (slot.index == kNoShapeSlot && !same_name(o.name, name)) return;
+    o = ObservedPlan{name, slot};
+    if (slot.index != kNoShapeSlot) any_observed = true;
 }
 
 void time_executor_run(QueryDesc *qd, uint64 count, FnRef<void()> run) {
@@ -152,7 +162,6 @@ void end_executor(QueryDesc *qd) {
     Running *r = running_of(qd);
     Running ended{};
     ShapeExecution e{};
-    bool slow = false;
     if (r) {
         ended = *r;
         *r = running[--running_count];
@@ -160,8 +169,8 @@ void end_executor(QueryDesc *qd) {
         e.served = memo_scan_outcome(qd->planstate, &served);
         e.computed = e.served && served != Served::Hit && served != Served::Older;
         e.elapsed_ms = ended.elapsed_ms;
-        slow = !ended.partial && !e.served && e.elapsed_ms >= guc_admission_min_cost_ms;
-        if (slow) note_slow_tables(qd->plannedstmt);
+        if (!ended.partial && !e.served && e.elapsed_ms >= guc_admission_min_cost_ms)
+            note_slow_tables(qd->plannedstmt);
     }
     if (executor_end_before_memo)
         executor_end_before_memo(qd);
@@ -188,7 +197,5 @@ void forget_running_executions(int from_level) {
         if (running[i].level < from_level) running[kept++] = running[i];
     running_count = kept;
 }
-
-
 
 }  // namespace pgmemo

@@ -11,9 +11,11 @@
 // Backend-local. A plan is named by its statement's text, in a
 // direct-mapped table: a statement pushed out by another is no longer
 // observed until it is planned again (at once under the simple protocol; a
-// prepared statement's at its next planning). Only the outermost
-// ExecutorRun is timed: statements run by a client's statement's functions
-// are part of it.
+// prepared statement's at its next planning). Only the run of the portal
+// PostgreSQL is running is timed: statements a function runs are part of
+// its caller's time; but a cursor a function loops over (an SPI portal,
+// which PostgreSQL runs as the active one) is timed too, and a slow one
+// marks its tables, though it is never counted for a shape.
 #pragma once
 
 #include "pg_memo.hpp"

@@ -129,6 +129,7 @@ void check_candidate(Candidate *c) {
 // A registered statement pg_memo does not serve, counted under its cache
 // name for every planning (memo.bypass_reasons: refused_plans).
 void count_refusal(const Registration &r) {
+    if (r.admitted_shape != 0) return;  // memo.admission says why an admitted shape is not served
     shared_state().stats.add(stats_slot_for(r.cache_name, strlen(r.cache_name)), kRefusedPlans);
 }
 
@@ -162,8 +163,11 @@ struct Serving {
     uint64 query_id;            // the statement's own identifier (a shape's match has another)
     KeptPlanEpoch epoch;        // what a plan or a refusal kept now is valid for
     ShapeSlot observed;         // the shape automatic admission observes, if it does
-    bool admitted;              // served by automatic admission, not by a registration
-    Registration admitted_as;   // then: the registration automatic admission makes for it
+    bool named;                 // a top-level SELECT planned under pg_memo.admission
+    Registration admitted_as;   // the registration automatic admission makes for its shape
+
+    // Served by automatic admission, not by a registration.
+    bool admitted() const { return registration.admitted_shape != 0; }
 };
 
 // The registration that serves the statement, or nullptr.
@@ -198,12 +202,12 @@ bool reads_slow_table(const Query *query) {
     return false;
 }
 
-// Whether automatic admission observes the statement: pg_memo is installed
-// in the database, and it reads a slow table (catalog statements are not
-// candidates) without locking rows.
+// Whether automatic admission observes the statement: pg_memo 1.3 is
+// installed in the database, and it reads a slow table (catalog statements
+// are not candidates) without locking rows.
 bool observable(Query *parse) {
     return guc_admission != kAdmissionOff && parse->rowMarks == NIL && !parse->hasModifyingCTE &&
-           reads_slow_table(parse) && OidIsValid(statements_table());
+           reads_slow_table(parse) && admission_installed();
 }
 
 // A blocked shape (memo.block_statement) is neither observed nor served;
@@ -233,9 +237,9 @@ const Registration *admission_of(Query *parse, Candidate *c, Serving *s) {
     if (shape_state(s->observed) != ShapeState::Admitted) return nullptr;
     // Exact (no session's staleness reaches it), as a registration made
     // with no option is.
-    s->admitted_as = Registration{c->query_id, psprintf("auto:%016llx", static_cast<unsigned long long>(shape)),
+    s->admitted_as = Registration{c->query_id,
+                                  psprintf("%s%016llx", kAdmittedNamePrefix, static_cast<unsigned long long>(shape)),
                                   StatementOptions{}, shape};
-    s->admitted = true;
     return &s->admitted_as;
 }
 
@@ -268,6 +272,7 @@ bool serving_statement(Query *parse, const char *source, int cursor_options, Ser
     if (!guc_enabled || !guc_serve_statements || parse->commandType != CMD_SELECT || parse->utilityStmt ||
         !top_level(source) || observing_computation())
         return false;
+    s->named = guc_admission != kAdmissionOff;
     Candidate c{parse, source, nullptr, false, 0};
     const Registration *found = registration_of(parse, &c);
     if (!found) found = admission_of(parse, &c, s);
@@ -277,16 +282,16 @@ bool serving_statement(Query *parse, const char *source, int cursor_options, Ser
     if (strlen(found->cache_name) > kMaxCacheNameLen) return false;
     s->epoch = kept_plan_epoch();
     s->registration = *found;
-    s->registration.cache_name = pstrdup(found->cache_name);
+    if (found != &s->admitted_as) s->registration.cache_name = pstrdup(found->cache_name);
     c.text = statement_source(source, parse, &c.after_prefix);
     if (!c.text) {
-        if (!s->admitted) count_refusal(s->registration);
+        count_refusal(s->registration);
         return false;
     }
     // Under pg_memo.admission = advise an admitted shape is checked once,
     // so that memo.admission says whether it could be served, and never
     // served.
-    bool advise_only = s->admitted && guc_admission != kAdmissionAuto;
+    bool advise_only = s->admitted() && guc_admission != kAdmissionAuto;
     if (advise_only && shape_checked(s->observed)) return false;
     // EXPLAIN, DECLARE and PREPARE are planned once; EXPLAIN shows the
     // plan PostgreSQL makes now, which a kept plan does not hold.
@@ -294,29 +299,30 @@ bool serving_statement(Query *parse, const char *source, int cursor_options, Ser
     KeptPlanKey key{c.text, c.query_id, cursor_options};
     if (!c.after_prefix && !advise_only) {
         if (find_kept_plan(key, &s->kept)) {
-            if (!s->kept && !s->admitted) count_refusal(s->registration);
+            if (!s->kept) count_refusal(s->registration);
             return s->kept != nullptr;
         }
         s->keep_as = c.text;
     }
-    ErrorData *refusal = s->admitted ? check_admitted(&c) : error_of_subtransaction([&] { check_candidate(&c); });
+    bool admitted = s->admitted();
+    ErrorData *refusal = admitted ? check_admitted(&c) : error_of_subtransaction([&] { check_candidate(&c); });
     if (refusal) {
         // An admitted statement's client asked nothing of pg_memo: whatever
         // its check raised but an interrupt only means it is not served.
-        if (s->admitted ? error_is_interrupt(refusal->sqlerrcode) : !error_explains_refusal(refusal->sqlerrcode))
+        if (admitted ? error_is_interrupt(refusal->sqlerrcode) : !error_explains_refusal(refusal->sqlerrcode))
             ReThrowError(refusal);
         ereport(guc_log_reasons ? guc_log_reasons : DEBUG1,
-                (errmsg_internal("pg_memo does not serve %s statement %s: %s",
-                                 s->admitted ? "admitted" : "registered", s->registration.cache_name,
-                                 refusal->message)));
-        // Only a refusal's reason refuses the shape; another error (a
-        // deadlock, a lock timeout, memory) only this planning.
-        if (!s->admitted)
-            count_refusal(s->registration);
-        else if (error_explains_refusal(refusal->sqlerrcode))
-            refuse_admitted(*s, refusal);
-        if (!c.after_prefix && !advise_only && (!s->admitted || error_explains_refusal(refusal->sqlerrcode)))
-            keep_refusal(key, s->epoch);
+                (errmsg_internal("pg_memo does not serve %s statement %s: %s", admitted ? "admitted" : "registered",
+                                 s->registration.cache_name, refusal->message)));
+        count_refusal(s->registration);
+        // Only a refusal's reason refuses an admitted shape; another error
+        // (a deadlock, a lock timeout, memory) only this planning. Its
+        // refusal is not kept: once the shape is refused, the next
+        // planning does not reach the check (and a kept one's epoch would
+        // be past already); if another backend was deciding, the next
+        // planning tries again.
+        if (admitted && error_explains_refusal(refusal->sqlerrcode)) refuse_admitted(*s, refusal);
+        if (!c.after_prefix && !advise_only && !admitted) keep_refusal(key, s->epoch);
         return false;
     }
     if (advise_only) {
@@ -347,12 +353,17 @@ void forget_known_shapes(Datum, Oid) { memset(known_shapes, 0, sizeof known_shap
 PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options, ParamListInfo params) {
     Serving s{};
     bool serving = serving_statement(parse, source, cursor_options, &s);
+    // Under pg_memo.admission a top-level SELECT is named with its shape's
+    // slot, or with none (registered, blocked, no longer observable, a
+    // full table): an earlier planning of the same text must not go on
+    // counting for a shape.
+    bool name_it = s.named;
     if (s.kept) {
         // Kept for the statement's own text: where it stands in this
         // source text is this planning's.
         s.kept->stmt_location = parse->stmt_location;
         s.kept->stmt_len = parse->stmt_len;
-        if (s.observed.index != kNoShapeSlot) observe_plan(s.kept, source, s.observed);
+        if (name_it) observe_plan(s.kept, source, s.observed);
         return s.kept;
     }
     PlannedStmt *stmt;
@@ -377,7 +388,7 @@ PlannedStmt *plan_statement(Query *parse, const char *source, int cursor_options
         stmt->jitFlags = 0;
         if (s.keep_as) keep_plan(KeptPlanKey{s.keep_as, s.query_id, cursor_options}, stmt, s.epoch);
     }
-    if (s.observed.index != kNoShapeSlot) observe_plan(stmt, source, s.observed);
+    if (name_it) observe_plan(stmt, source, s.observed);
     return stmt;
 }
 

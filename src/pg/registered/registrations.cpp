@@ -63,6 +63,7 @@ struct Registry {
     HTAB *by_shape = nullptr;     // ShapeEntry: the first registration of each shape
     HTAB *relations = nullptr;    // RelationEntry: what registrations read
     HTAB *blocked = nullptr;      // BlockedEntry: memo.blocked_shapes (1.3)
+    bool admission = false;       // the database has 1.3's objects (memo.blocked_shapes)
     long count = 0;
 };
 Registry registry;
@@ -121,6 +122,7 @@ void add_registration(HeapTuple tuple, TupleDesc desc) {
 // a change as one of memo.statements, which has this copy read again.
 void load_blocked(Oid schema) {
     Oid table = get_relname_relid("blocked_shapes", schema);
+    registry.admission = OidIsValid(table);
     if (!OidIsValid(table)) return;
     Relation rel = table_open(table, AccessShareLock);
     SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, nullptr, 0, nullptr);
@@ -145,6 +147,7 @@ void load() {
     registry.by_shape = nullptr;
     registry.relations = nullptr;
     registry.blocked = nullptr;
+    registry.admission = false;
     registry.count = 0;
     registry.current = false;  // until read whole: an ERROR on the way leaves it out of date
     uint64 invalidations = registry.invalidations;
@@ -171,9 +174,7 @@ void load() {
         systable_endscan(scan);
     }
     table_close(rel, AccessShareLock);
-    old = MemoryContextSwitchTo(registry.context);
     load_blocked(schema);
-    MemoryContextSwitchTo(old);
     // Current unless a change arrived while it was read.
     registry.current = registry.invalidations == invalidations;
 }
@@ -224,6 +225,11 @@ Oid statements_table() {
 }
 
 Oid statements_table_as_read() { return registry.table; }
+
+bool admission_installed() {
+    ensure_current();
+    return registry.admission;
+}
 
 uint64 registry_version() { return registry.invalidations; }
 

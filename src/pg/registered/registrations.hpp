@@ -41,6 +41,11 @@ bool registration_reads(Oid relid);
 // reading them again (no catalog access): InvalidOid before the first read.
 Oid statements_table_as_read();
 
+// Whether the database has automatic admission's objects (1.3's SQL:
+// memo.admission, memo.blocked_shapes): a database still on 1.2's is not
+// observed, since its DBA could neither see nor block what is admitted.
+bool admission_installed();
+
 // Whether this database has registrations at all.
 bool any_registrations();
 
