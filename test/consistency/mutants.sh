@@ -45,6 +45,7 @@ stale_unbounded|older answers|tap test/t/012_older_answers.pl|an older answer se
 restore_moved|warm restart|tap test/t/011_durability_warm_restart.pl|a saved cache restored after the server ran past the shutdown it was saved at ("Warm restart")
 commit_prepared_silent|two-phase commit|tap test/t/014_durability_two_phase.pl|COMMIT PREPARED bumps no counter ("Two-phase commit")
 replay_no_bump|standby records|tap test/t/013_durability_standby_records.pl|a standby'"'"'s replay of a commit bumps no counter ("Hot standby")
+replay_no_bump_statements|standby records|tap test/t/027_registered_standby_probes.pl|the same, judged through registered statements on the standbys ("Hot standby")
 statement_params_unkeyed|registered statements|regress registered|a registered statement keyed without its parameters ("Registered statements")
 statement_session_options|registered statements|regress registered|a session'"'"'s pg_memo.max_staleness reaches a registered statement ("Registered statements")
 kept_plan_outlives_ddl|registered statements|regress registered|a kept plan used after a catalog change to what it reads ("Registered statements")
@@ -159,6 +160,7 @@ snapshot_print_loose() {
 cursor_answers_now() {
   mutate "$1/src/pg/registered/memo_scan_exec.cpp" 's/bool started_by_this_run = portal && !portal->visible && /bool started_by_this_run = portal \&\& /'
 }
+replay_no_bump_statements() { replay_no_bump "$@"; }
 replay_no_bump() {
   mutate "$1/src/pg/durability/wal_records.cpp" 's/if \(committed\)(\n\s*for \(uint32_t s = 0; s < p\.nslots; s\+\+\) sh\.gens\.bump)/if ((false) \&\& committed)$1/'
 }

@@ -57,17 +57,18 @@ sub wait_until {
 
 # start_pgbouncer(NODE, USERS): a PgBouncer in transaction pooling mode in
 # front of NODE's database postgres, on 127.0.0.1 and a free port, letting
-# in USERS (trust), as a pooler runs in front of an application. Returns
-# (the connection string for USERS' first, its directory); one test
-# (Test::More) that it accepts connections. stop_pgbouncer(DIRECTORY)
-# stops it.
+# in USERS (trust), as a pooler runs in front of an application, in a
+# directory of NODE's own (a test file's PgBouncer leaves nothing to the
+# next). Returns (the connection string for USERS' first, its directory,
+# its port); one test (Test::More) that it accepts connections.
+# stop_pgbouncer(DIRECTORY) stops it.
 sub start_pgbouncer {
     my ($node, @users) = @_;
-    my $dir = "$PostgreSQL::Test::Utils::tmp_check/pgbouncer";
+    my $dir = $node->basedir . '/pgbouncer';
     mkdir $dir;
     my $port = PostgreSQL::Test::Cluster::get_free_port();
-    PostgreSQL::Test::Utils::append_to_file("$dir/users.txt", join('', map { qq{"$_" ""\n} } @users));
-    PostgreSQL::Test::Utils::append_to_file("$dir/pgbouncer.ini", join("\n",
+    write_new_file("$dir/users.txt", join('', map { qq{"$_" ""\n} } @users));
+    write_new_file("$dir/pgbouncer.ini", join("\n",
         '[databases]', 'postgres = host=' . $node->host . ' port=' . $node->port . ' dbname=postgres', '',
         '[pgbouncer]', 'listen_addr = 127.0.0.1', "listen_port = $port", 'unix_socket_dir =',
         'auth_type = trust', "auth_file = $dir/users.txt", 'pool_mode = transaction',
@@ -84,6 +85,13 @@ sub start_pgbouncer {
     Test::More::ok($accepting, 'PgBouncer accepts connections')
       or Test::More::BAIL_OUT('PgBouncer did not accept connections');
     return ($pooled, $dir, $port);
+}
+
+sub write_new_file {
+    my ($path, $text) = @_;
+    open(my $fh, '>', $path) or die "cannot write $path: $!";
+    print $fh $text;
+    close($fh) or die "cannot write $path: $!";
 }
 
 sub stop_pgbouncer {

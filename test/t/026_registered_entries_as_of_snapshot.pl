@@ -62,7 +62,9 @@ is($node->safe_psql('postgres', $statement), '7', 'a statement now counts both w
 
 # A transaction that wrote a dependency sees its own write, which no entry
 # holds, even where its snapshot saw an entry's state.
-is(cursor_count(), '7', 'a cursor now is served the present');
+$hits = stat_of('hits');
+is(cursor_count(), '7', 'a cursor now returns the present');
+is(stat_of('hits'), $hits + 1, 'it was served the entry of the present');
 my $own = $node->background_psql('postgres');
 $own->query_safe("BEGIN; DECLARE o CURSOR FOR $statement; INSERT INTO t VALUES (15, 1)");
 is($own->query_safe('FETCH ALL o'), '7', 'the cursor predates its own write (PostgreSQL: 7)');

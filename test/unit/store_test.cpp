@@ -396,7 +396,7 @@ uint64_t pin_as_of(TestStore &t, uint32_t relid, uint64_t hash, const char *key,
     EntryParts p = parts(hash, k, v, deps);
     p.snapshot_print = print;
     uint64_t handle = 0;
-    InsertStatus status = for_waiters ? t.store.insert_for_waiters(p, kNoLimit, &handle)
+    InsertStatus status = for_waiters ? t.store.insert_for_waiters(p, kNoLimit, handle)
                                       : t.store.insert(p, kNoLimit, &handle);
     EXPECT_EQ(status, InsertStatus::Stored);
     return handle;
