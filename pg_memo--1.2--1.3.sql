@@ -202,9 +202,7 @@ DECLARE
   shape bigint := @extschema@.statement_shape(query);
 BEGIN
   INSERT INTO @extschema@.blocked_shapes AS b (shape_id, query) VALUES (shape, $1)
-  ON CONFLICT (shape_id) DO UPDATE
-    SET query = EXCLUDED.query, blocked_by = pg_catalog.quote_ident(CURRENT_USER)::regrole,
-        blocked_at = pg_catalog.now();
+  ON CONFLICT (shape_id) DO UPDATE SET query = EXCLUDED.query, blocked_by = DEFAULT, blocked_at = DEFAULT;
   RETURN shape;
 END
 $f$;

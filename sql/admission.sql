@@ -264,6 +264,9 @@ SET ROLE "Adm DBA";
 SELECT memo.block_statement('SELECT title FROM adm_items WHERE id = 4') IS NOT NULL AS blocked;
 RESET ROLE;
 SELECT blocked_by FROM memo.blocked_shapes WHERE query LIKE '%id = 4';
+-- Blocked again by another role: the block is that role's now.
+SELECT memo.block_statement('SELECT title FROM adm_items WHERE id = 5') IS NOT NULL AS blocked_again;
+SELECT blocked_by::text = current_user AS blocked_by_me, query FROM memo.blocked_shapes WHERE query LIKE '%id = _';
 SELECT memo.unblock_statement('SELECT title FROM adm_items WHERE id = 4');
 DROP ROLE "Adm DBA";
 SELECT memo.unblock_statement('SELECT count(*) FROM adm_items WHERE team = 7');

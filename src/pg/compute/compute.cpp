@@ -24,7 +24,6 @@
 // ERROR (architecture.md, "Locking protocol").
 #include "compute/compute.hpp"
 #include "compute/commit_wait.hpp"
-#include "compute/flights.hpp"
 #include "compute/prepared_query.hpp"
 #include "query_errors.hpp"
 #include "compute/statement_snapshot.hpp"
@@ -287,7 +286,7 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
 }  // namespace
 
 Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Counter bypass_reason,
-                         uint64_t *pinned, bool wait_for_commits) {
+                         uint64_t *pinned, bool wait_for_commits, bool (*waited_on)()) {
     bool bypass = bypass_reason != kCounterCount;
     Shared &sh = shared_state();
     if (pinned) *pinned = 0;
@@ -321,8 +320,8 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Co
         // A leader's: its waiters joined with snapshots that saw the
         // present, and may still see what this one saw. (No copy, which
         // may evict entries, for a flight no one waits on.)
-        if (pinned && !bypass && analysis.uncacheable == Uncacheable::StatementSnapshot &&
-            leading_a_flight_with_waiters())
+        if (pinned && waited_on && !bypass && analysis.uncacheable == Uncacheable::StatementSnapshot &&
+            waited_on())
             hand_to_waiters(sh, slot, key, analysis, r, *pinned);
     } else {
         sh.stats.add(slot, kMisses);

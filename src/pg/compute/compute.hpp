@@ -13,9 +13,12 @@ namespace pgmemo {
 // entry stays pinned for a flight's waiters (*pinned = 0 when not stored).
 // Without wait_for_commits it does not wait for commits in progress (the
 // call has already waited for them, through the flights it joined).
+// waited_on (a flight's leader): whether others wait for this result now;
+// one that could not be stored because the statement's snapshot fell
+// behind is then handed to them (results.hpp, hand_to_waiters).
 // The order that makes the stored entry correct is stated and kept in
 // compute.cpp.
 Result compute_and_store(const Call &call, const Encoded &key, uint32_t stats_slot, Counter bypass_reason,
-                         uint64_t *pinned, bool wait_for_commits = true);
+                         uint64_t *pinned, bool wait_for_commits = true, bool (*waited_on)() = nullptr);
 
 }  // namespace pgmemo

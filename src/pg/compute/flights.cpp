@@ -217,6 +217,17 @@ Role join_or_lead(const Encoded &key, uint32_t stats_slot) {
     return role;
 }
 
+// Whether this backend leads a flight that others wait on now (one that
+// joins later, after a result nobody could store, computes for itself).
+bool leading_a_flight_with_waiters() {
+    if (current.slot < 0 || !current.leading) return false;
+    Shared &sh = shared_state();
+    lock_flights(LW_SHARED);
+    bool waiting = sh.flights.slot(current.slot).waiters > 0;
+    unlock_flights();
+    return waiting;
+}
+
 // Leads: double-check, compute, publish. Leaves the flight on every path.
 Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
     Shared &sh = shared_state();
@@ -258,7 +269,7 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         // not run again, or pg_memo.error_ttl would admit an execution per
         // such caller.
         raise_if_remembered(call, key, stats_slot);
-        r = compute_and_store(call, key, stats_slot, kCounterCount, &pinned);
+        r = compute_and_store(call, key, stats_slot, kCounterCount, &pinned, true, leading_a_flight_with_waiters);
     }
     PG_CATCH();
     {
@@ -341,14 +352,6 @@ bool lead_refresh(const Call &call, const Encoded &key, uint32_t stats_slot, Res
     return false;
 }
 
-bool leading_a_flight_with_waiters() {
-    if (current.slot < 0 || !current.leading) return false;
-    Shared &sh = shared_state();
-    lock_flights(LW_SHARED);
-    bool waiting = sh.flights.slot(current.slot).waiters > 0;
-    unlock_flights();
-    return waiting;
-}
 
 bool flight_allowed(const Encoded &key) {
     if (current.slot < 0) return true;

@@ -15,10 +15,6 @@ Result memoize_in_flight(const Call &call, const Encoded &key, uint32_t stats_sl
 // waiting: the caller serves an older answer (pg_memo.max_staleness).
 bool lead_refresh(const Call &call, const Encoded &key, uint32_t stats_slot, Result *out);
 
-// Whether this backend leads a flight that others wait on now (one that
-// joins later, after a result nobody could store, computes for itself).
-bool leading_a_flight_with_waiters();
-
 // Whether this backend may use a flight now (not while leading one).
 bool flight_allowed(const Encoded &key);
 
