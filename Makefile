@@ -24,7 +24,7 @@ SHLIB_LINK += -lstdc++
 # (test/regress.conf). Each suite runs alone too (make installcheck
 # REGRESS=ddl TAP_TESTS=): sql/include/setup.sql creates what they
 # share. Results go to results/ and regression.diffs.
-REGRESS = basics refusals invalidation security stats ddl edge_cases privileges deltas older_answers registrations registered scopes params settings_functions entries admission
+REGRESS = basics refusals invalidation security stats ddl edge_cases privileges deltas older_answers registrations registered scopes params settings_functions entries admission row_security
 REGRESS_OPTS = --inputdir=$(srcdir) \
                --temp-instance=$(CURDIR)/tmp_check_regress \
                --temp-config=$(srcdir)/test/regress.conf

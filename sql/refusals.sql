@@ -47,6 +47,7 @@ SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t FOR SHARE')$$);
 -- functions that are not immutable
 SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t WHERE now() > ''2000-01-01''')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT random() FROM watched_t')$$);
+-- CURRENT_USER is the key's role: served (row_security.sql)
 SELECT try($$SELECT memo.count('c', 'SELECT current_user FROM watched_t')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT nextval(''seq'') FROM watched_t')$$);
 SELECT try($$SELECT memo.count('c', 'SELECT * FROM watched_t TABLESAMPLE BERNOULLI (50)')$$);

@@ -72,7 +72,7 @@ SELECT secret_total();
 RESET ROLE;
 SELECT hits, misses FROM counters('secret.definer');
 
--- row level security: refused for roles it applies to
+-- row level security: each role is served the rows its policies let it read
 CREATE TABLE tenant_rows (tenant text, v int);
 SELECT memo.watch('tenant_rows');
 ALTER TABLE tenant_rows ENABLE ROW LEVEL SECURITY;
@@ -85,7 +85,8 @@ RESET ROLE;
 -- the owner bypasses RLS (not forced), so for the owner it is cacheable
 SELECT memo.count('tenants', 'SELECT * FROM tenant_rows');
 
--- a role that bypasses RLS may cache; losing BYPASSRLS takes effect at once
+-- a role that bypasses RLS is served all rows; losing BYPASSRLS takes effect
+-- at once (the hit finds the policies applying where they did not)
 CREATE ROLE memo_auditor BYPASSRLS;
 GRANT SELECT ON tenant_rows TO memo_auditor;
 SET ROLE memo_auditor;

@@ -78,6 +78,34 @@ constexpr char kStatementKind = 'S';
 // position (pg_temp, public and public, pg_temp resolve a type name apart)
 constexpr int kFixedKeyFields = 9;
 
+// The second byte of the kind field of a key that holds settings' values
+// (keyed_settings.hpp): they are its last field, after the parameters.
+constexpr char kHoldsSettings = '+';
+
+// The values of the settings named (Analysis::settings' form), as the last
+// field of a key: each name, '\0', then '\1', the value and '\0', or '\0'
+// for a setting that is not set. A setting's value as the session has it
+// now; session_user's is the role's OID.
+void append_setting_values(StringInfo buf, const char *names, uint32_t len) {
+    for (const char *name = names; name < names + len; name += strlen(name) + 1) {
+        appendBinaryStringInfo(buf, name, int(strlen(name)) + 1);
+        const char *value;
+        char oid[16];
+        if (strcmp(name, kSessionUserSetting) == 0) {
+            snprintf(oid, sizeof oid, "%u", GetSessionUserId());
+            value = oid;
+        } else {
+            value = GetConfigOption(name, true, false);
+        }
+        if (!value) {
+            appendStringInfoChar(buf, '\0');
+            continue;
+        }
+        appendStringInfoChar(buf, '\1');
+        appendBinaryStringInfo(buf, value, int(strlen(value)) + 1);
+    }
+}
+
 
 }  // namespace
 
@@ -162,8 +190,9 @@ bool same_search_path(const Call &call) {
 namespace {
 
 // The key's fields, encoded; without the cache name and the parameters for
-// a statement key.
-Encoded encode_fields(const Call &call, bool with_name_and_params) {
+// a statement key; with the values of the settings named, if any.
+Encoded encode_fields(const Call &call, bool with_name_and_params, const char *settings = nullptr,
+                      uint32_t settings_len = 0) {
     KeyContext ctx;
     memset(&ctx, 0, sizeof ctx);  // padding must not reach the key bytes
     ctx.dbid = MyDatabaseId;
@@ -182,12 +211,18 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
     ctx.gin_fuzzy_search_limit = GinFuzzySearchLimit;
     const char *tz = pg_get_timezone_name(session_timezone);
     const char *tz_abbreviations = timezone_abbreviations();
-    char kind = call.param_types ? kStatementKind : char(call.kind);
+    char kind[2] = {call.param_types ? kStatementKind : char(call.kind), kHoldsSettings};
+    StringInfoData values;
+    if (settings_len) {
+        initStringInfo(&values);
+        append_setting_values(&values, settings, settings_len);
+    }
 
     const int nfixed = kFixedKeyFields + (call.param_types ? 1 : 0);
-    int nfields = nfixed + (with_name_and_params ? call.nparams : 0);
+    int nparams = with_name_and_params ? call.nparams : 0;
+    int nfields = nfixed + nparams + (settings_len ? 1 : 0);
     auto *fields = static_cast<KeyField *>(palloc(sizeof(KeyField) * nfields));
-    fields[0] = KeyField{&kind, 1, false};
+    fields[0] = KeyField{kind, settings_len ? 2u : 1u, false};
     fields[1] = KeyField{reinterpret_cast<const char *>(&ctx), sizeof ctx, false};
     fields[2] = KeyField{tz, uint32_t(strlen(tz)), false};
     fields[3] = KeyField{reinterpret_cast<const char *>(call.search_path),
@@ -203,7 +238,8 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
     if (call.param_types)
         fields[kFixedKeyFields] = KeyField{reinterpret_cast<const char *>(call.param_types),
                                            uint32_t(sizeof(Oid) * call.nparams), false};
-    for (int i = 0; i < nfields - nfixed; i++) {
+    if (settings_len) fields[nfields - 1] = KeyField{values.data, uint32_t(values.len), false};
+    for (int i = 0; i < nparams; i++) {
         if (call.param_nulls[i]) {
             fields[nfixed + i] = KeyField{nullptr, 0, true};
         } else {
@@ -223,12 +259,20 @@ Encoded encode_fields(const Call &call, bool with_name_and_params) {
     e.key = static_cast<char *>(palloc(e.key_len));
     encode_key(fields, nfields, e.key);
     e.hash = pgmemo::hash_bytes(e.key, e.key_len);
+    if (settings_len) {
+        char *names = static_cast<char *>(palloc(settings_len));
+        memcpy(names, settings, settings_len);
+        e.settings = names;
+        e.settings_len = settings_len;
+    }
     return e;
 }
 
 }  // namespace
 
-Encoded encode_call(const Call &call) { return encode_fields(call, true); }
+Encoded encode_call(const Call &call, const char *settings, uint32_t settings_len) {
+    return encode_fields(call, true, settings, settings_len);
+}
 
 Encoded remembered_error_key(const Encoded &key) {
     // The kind field's one byte, after its 4-byte length: 'L' or 'C' in a
@@ -240,10 +284,41 @@ Encoded remembered_error_key(const Encoded &key) {
     memcpy(e.key, key.key, key.key_len);
     e.key[kKindByte] = char(e.key[kKindByte] | 0x20);
     e.hash = pgmemo::hash_bytes(e.key, e.key_len);
+    e.settings = key.settings;
+    e.settings_len = key.settings_len;
+    e.settings_known = key.settings_known;
     return e;
 }
 
 Encoded encode_statement(const Call &call) { return encode_fields(call, false); }
+
+bool key_holds_callers_settings(const char *key, uint32_t len) {
+    int n = decode_key(key, len, nullptr, 0);
+    if (n < kFixedKeyFields) return false;
+    auto *fields = static_cast<KeyField *>(palloc(sizeof(KeyField) * n));
+    decode_key(key, len, fields, size_t(n));
+    if (fields[0].len != 2) return fields[0].len == 1;
+    const KeyField &held = fields[n - 1];
+    // The names, recovered from the field, and the caller's values for them.
+    StringInfoData names, values;
+    initStringInfo(&names);
+    const char *p = held.data, *end = held.data + held.len;
+    while (p < end) {
+        size_t name_len = strnlen(p, size_t(end - p));
+        if (p + name_len >= end) return false;  // a name without its '\0'
+        appendBinaryStringInfo(&names, p, int(name_len) + 1);
+        p += name_len + 1;
+        if (p >= end) return false;  // no flag
+        if (*p++ == '\1') {
+            size_t value_len = strnlen(p, size_t(end - p));
+            if (p + value_len >= end) return false;
+            p += value_len + 1;
+        }
+    }
+    initStringInfo(&values);
+    append_setting_values(&values, names.data, uint32_t(names.len));
+    return uint32_t(values.len) == held.len && memcmp(values.data, held.data, held.len) == 0;
+}
 
 Oid key_database(const char *key, uint32_t len) {
     KeyField fields[2];
@@ -255,7 +330,7 @@ Oid key_database(const char *key, uint32_t len) {
 
 bool key_identity(const char *key, uint32_t len, KeyIdentity *identity) {
     KeyField fields[kFixedKeyFields];
-    if (decode_key(key, len, fields, kFixedKeyFields) < kFixedKeyFields || fields[0].len != 1 ||
+    if (decode_key(key, len, fields, kFixedKeyFields) < kFixedKeyFields || fields[0].len < 1 || fields[0].len > 2 ||
         fields[1].len != sizeof(KeyContext))
         return false;
     KeyContext ctx;
@@ -277,9 +352,11 @@ bool describe_key(const char *key, uint32_t len, Oid *userid, text **query, Arra
     memcpy(&ctx, fields[1].data, sizeof ctx);
     *userid = ctx.userid;
     *query = cstring_to_text_with_len(fields[5].data, int(fields[5].len));
-    int first_param = kFixedKeyFields + ((fields[0].len == 1 && (fields[0].data[0] | 0x20) == (kStatementKind | 0x20)) ? 1 : 0);
-    if (n < first_param) return false;
-    int nparams = n - first_param;
+    if (fields[0].len < 1 || fields[0].len > 2) return false;
+    int first_param = kFixedKeyFields + ((fields[0].data[0] | 0x20) == (kStatementKind | 0x20) ? 1 : 0);
+    int nsettings = fields[0].len == 2 ? 1 : 0;  // the settings' values: not parameters
+    if (n < first_param + nsettings) return false;
+    int nparams = n - first_param - nsettings;
     auto *values = static_cast<Datum *>(palloc(sizeof(Datum) * (nparams ? nparams : 1)));
     auto *nulls = static_cast<bool *>(palloc(sizeof(bool) * (nparams ? nparams : 1)));
     for (int i = 0; i < nparams; i++) {

@@ -68,11 +68,23 @@ struct Call {
     bool uncached = false;
 };
 
+// The name a key's settings give session_user (Analysis::settings), which
+// no custom setting has (theirs have a dot).
+constexpr char kSessionUserSetting[] = "session_user";
+
 // A call's cache key: encoded bytes (see src/core/key.hpp) and their hash.
 struct Encoded {
     char *key;
     uint32_t key_len;
     uint64_t hash;
+    // The settings whose values the key holds (Analysis::settings' form:
+    // names, sorted, each ending in '\0'), or nullptr with 0.
+    const char *settings = nullptr;
+    uint32_t settings_len = 0;
+    // False when this backend has not analyzed the statement since it
+    // learned that statements read settings: it may read some the key does
+    // not hold (compute/keyed_settings.hpp).
+    bool settings_known = true;
 };
 
 // Reads the arguments from first on (cache_name, query, params) and the
@@ -98,9 +110,14 @@ int effective_search_path(Oid *path);
 bool same_search_path(const Call &call);
 
 // The key: database, role, the settings that change what the text means,
-// search path, cache name, query text and parameters. Raises 54000 past
-// 1 GB.
-Encoded encode_call(const Call &call);
+// search path, cache name, query text and parameters, and the values the
+// settings named have now (the settings its policies read, say:
+// compute/keyed_settings.hpp). Raises 54000 past 1 GB.
+Encoded encode_call(const Call &call, const char *settings = nullptr, uint32_t settings_len = 0);
+
+// Whether the settings a key holds have the values the caller has now (true
+// for a key that holds none): a view shows a tenant's keys only to it.
+bool key_holds_callers_settings(const char *key, uint32_t len);
 
 // The key a failed computation's error is remembered under
 // (pg_memo.error_ttl): the call's key with its kind in lower case. Apart

@@ -75,6 +75,9 @@ struct RelationPermission {
     Oid check_as_user;  // InvalidOid: the current user
     AclMode required;
     Bitmapset *selected_cols;
+    // Row level security applied to it when the result was computed: a hit
+    // must find it applying again (privileges.hpp).
+    bool policies_applied = false;
 };
 
 // The check for an RTE_RELATION of query.

@@ -19,9 +19,25 @@ namespace {
 struct PermItem {
     Oid relid;
     Oid check_as_user;
-    uint32_t required_perms;
+    uint32_t required_perms;  // with kPoliciesApplied
     int32_t nwords;  // words of selectedCols that follow
 };
+
+// In required_perms: row level security applied to the relation. No ACL
+// bit is this high (PostgreSQL has 14 rights, and a check never requires a
+// grant option), and entries stored before 1.3 do not have it: they were
+// stored only where it did not apply.
+constexpr uint32_t kPoliciesApplied = 0x80000000u;
+
+// Whether row level security applies to the relation now as it did when
+// the result was computed. It can start or stop applying without a change
+// to the table (ALTER ROLE ... BYPASSRLS, a membership in the owner): the
+// policies the result went through are then not the caller's. Where it
+// applies, row_security = off makes the query fail, as it must here too.
+bool policies_apply_as_stored(const PermItem &item) {
+    bool applies = check_enable_rls(item.relid, item.check_as_user, true) == RLS_ENABLED;
+    return applies == ((item.required_perms & kPoliciesApplied) != 0) && (!applies || row_security);
+}
 
 void append_bytes(StringInfo buf, const void *data, size_t len) {
     appendBinaryStringInfo(buf, static_cast<const char *>(data), int(len));
@@ -48,7 +64,8 @@ char *encode_privilege_checks(List *permissions, List *privileges, uint32_t *len
     ListCell *lc;
     foreach (lc, permissions) {
         auto *perm = static_cast<RelationPermission *>(lfirst(lc));
-        PermItem item{perm->relid, perm->check_as_user, uint32_t(perm->required),
+        PermItem item{perm->relid, perm->check_as_user,
+                      uint32_t(perm->required) | (perm->policies_applied ? kPoliciesApplied : 0),
                       perm->selected_cols ? perm->selected_cols->nwords : 0};
         append_bytes(&buf, &item, sizeof item);
         if (item.nwords) append_bytes(&buf, perm->selected_cols->words, sizeof(bitmapword) * item.nwords);
@@ -101,7 +118,8 @@ bool privileges_still_hold(const char *meta, uint32_t meta_len) {
         if (size_t(end - p) < sizeof item) return false;
         memcpy(&item, p, sizeof item);
         p += sizeof item;
-        perms[i] = RelationPermission{item.relid, item.check_as_user, AclMode(item.required_perms), nullptr};
+        perms[i] = RelationPermission{item.relid, item.check_as_user,
+                                      AclMode(item.required_perms & ~kPoliciesApplied), nullptr};
         if (item.nwords > 0) {
             size_t words = sizeof(bitmapword) * size_t(item.nwords);
             if (size_t(end - p) < words) return false;
@@ -111,9 +129,7 @@ bool privileges_still_hold(const char *meta, uint32_t meta_len) {
             p += words;
             perms[i].selected_cols = cols;
         }
-        // Row level security can start to apply without any change to the
-        // table (ALTER ROLE ... NOBYPASSRLS): the computation would refuse.
-        if (check_enable_rls(item.relid, item.check_as_user, true) == RLS_ENABLED) return false;
+        if (!policies_apply_as_stored(item)) return false;
     }
     if (!compat_check_permissions(perms, int(n))) return false;
 

@@ -31,7 +31,8 @@ bool public_holds(Datum acl_datum, bool acl_is_null, bool default_holds, AclMode
 char *encode_privilege_checks(List *permissions, List *privileges, uint32_t *len);
 
 // Re-runs the stored checks as the current user, and checks that row level
-// security still does not apply. False if any fails (the caller then
+// security applies to each relation where it applied when the result was
+// computed, and only there (the key holds what its policies read). False if any fails (the caller then
 // computes, which raises PostgreSQL's own error or pg_memo's refusal).
 bool privileges_still_hold(const char *meta, uint32_t meta_len);
 

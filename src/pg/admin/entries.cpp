@@ -139,8 +139,10 @@ Datum relations_array(const char *meta, uint32_t meta_len, bool *isnull) {
 
 // One row of memo.entries from its copy. The cache name is shown for this
 // database's entries, and for another's as the query is; the query, the
-// parameters and the relations are shown only to the entry's role,
-// superusers and pg_read_all_stats (parameters can be secrets). The rows and the error only to the entry's role and
+// parameters and the relations are shown only to the entry's role (with
+// the values the key holds of the settings its statement reads: the
+// entry's tenant), superusers and pg_read_all_stats (parameters can be
+// secrets). The rows and the error only to the entry's role and
 // superusers: a count's rows are the query's answer, which
 // pg_read_all_stats does not entitle a role to (pg_stat_statements shows
 // it no results either).
@@ -153,7 +155,7 @@ void put_entry_row(ReturnSetInfo *rsinfo, const EntryCopy &c, bool all_stats) {
     ArrayType *params;
     if (!pgmemo::key_identity(key, c.key_len, &id) || !pgmemo::describe_key(key, c.key_len, &userid, &query, &params))
         return;  // not a call's key: nothing stores one
-    bool own = has_privs_of_role(GetUserId(), userid);
+    bool own = pgmemo::owns_key(key, c.key_len, userid);
     bool shown = all_stats || own;
     Datum values[kEntriesColumns];
     bool nulls[kEntriesColumns] = {false};

@@ -51,6 +51,10 @@ double nanos_to_ms(uint64_t ns) { return double(ns) / 1e6; }
 // applications' own labels, which other databases' users have no need for.
 bool pgmemo::reads_all_stats() { return has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS); }
 
+bool pgmemo::owns_key(const char *key, uint32_t key_len, Oid userid) {
+    return has_privs_of_role(GetUserId(), userid) && (superuser() || key_holds_callers_settings(key, key_len));
+}
+
 namespace {
 
 // Calls row(rsinfo, slot index, slot, whether its name is shown) for every
@@ -195,7 +199,7 @@ Datum pg_memo_flights(PG_FUNCTION_ARGS) {
         text *query;
         ArrayType *params;
         bool described = describe_key(rows[r].key, s.key_len, &userid, &query, &params);
-        bool own = described && has_privs_of_role(GetUserId(), userid);
+        bool own = described && owns_key(rows[r].key, s.key_len, userid);
         values[0] = ObjectIdGetDatum(s.dbid);
         if (all_stats || own || s.dbid == MyDatabaseId)
             values[1] = CStringGetTextDatum(sh.stats.slot(s.stats_slot).name);

@@ -34,6 +34,12 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/rls.h"
+#include "executor/functions.h"
+#include "rewrite/rewriteHandler.h"
+#include "rewrite/rowsecurity.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 #include "utils/acl.h"
@@ -41,6 +47,7 @@ extern "C" {
 }
 
 #include "invalidate/catalog_changes.hpp"
+#include "call.hpp"
 #include "compat.hpp"
 #include "invalidate/write_set.hpp"
 #include "privileges.hpp"
@@ -79,6 +86,30 @@ struct Collector {
     List *relids;
     AttrNumber system_column;  // a system column other than tableoid, or 0
     Uncacheable uncacheable;
+    // What the key must hold besides (Analysis::settings): custom settings
+    // read with current_setting (of char *), and whether session_user is.
+    List *settings;
+    bool reads_session_user;
+    // Row level security applied to a relation read; each such relation as
+    // (relid, check_as_user), of RelationPermission *: a function's
+    // statement may read it through the same policies (add_learned).
+    bool applies_policies;
+    List *policy_reads;
+    // The policies' expressions of the range table entry last met, walked
+    // next by range_table_walker, and what to name them in an error.
+    const List *policy_quals;
+    const char *policies_named;
+    // While their expressions are walked, the policies' name; and those in
+    // which a refused function or expression was met, if it was there.
+    const char *in_policies;
+    const char *refused_in_policies;
+    // Inside the body of a SQL function read like the query's text: how
+    // deep, and whose privileges it runs with (a SECURITY DEFINER
+    // function's owner; InvalidOid: the caller's).
+    int body_depth;
+    Oid acting_as;
+    bool bodies_read_relations;
+    Oid seen_through;  // the function of the node being walked, when its call is keyed or its body read
 };
 
 // flags: kDataStamp for a table's Relation counter. A counter that two
@@ -173,10 +204,47 @@ void add_table(Collector *c, Oid relid) {
     add_slot(c, definition_slot(relid));
 }
 
+// Whether the policies of relid for check_as_user were walked: the relation
+// was met in the range table, with its policies' expressions.
+bool policies_walked(const Collector *c, Oid relid, Oid check_as_user) {
+    ListCell *lc;
+    foreach (lc, c->policy_reads) {
+        auto *read = static_cast<RelationPermission *>(lfirst(lc));
+        if (read->relid == relid && read->check_as_user == check_as_user) return true;
+    }
+    return false;
+}
+
+// Row level security applies to relid: its policies' expressions are in the
+// range table entry (securityQuals), walked like the query's own; where a
+// function's statement reads it (learned), they were not seen unless the
+// query read it too.
+void note_policies(Collector *c, Oid relid, Oid check_as_user, bool quals_in_tree) {
+    if (!quals_in_tree && !policies_walked(c, relid, check_as_user))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("pg_memo cannot cache queries over table %s: row level security applies "
+                               "to it where a function reads it",
+                               get_rel_name(relid)),
+                        errdetail("pg_memo reads the policies of the tables a query reads, and of those the "
+                                  "body of a SQL function it calls reads, not those of other functions' "
+                                  "statements."),
+                        errhint("Write the function in SQL, or read the table in the query itself.")));
+    c->applies_policies = true;
+    if (policies_walked(c, relid, check_as_user)) return;
+    auto *read = static_cast<RelationPermission *>(palloc0(sizeof(RelationPermission)));
+    read->relid = relid;
+    read->check_as_user = check_as_user;
+    c->policy_reads = lappend(c->policy_reads, read);
+}
+
 // A relation the query reads, of the kind relkind; inh: with its
 // descendants; check_as_user: whom the executor checks and applies row
-// level security as (InvalidOid: the current user).
-void add_relation_oid(Collector *c, Oid relid, char relkind, bool inh, bool sampled, Oid check_as_user) {
+// level security as (InvalidOid: the current user); quals_in_tree: its
+// policies' expressions, where they apply, are in the tree walked.
+// Returns whether row level security applies to it.
+bool add_relation_oid(Collector *c, Oid relid, char relkind, bool inh, bool sampled, Oid check_as_user,
+                      bool quals_in_tree) {
+    bool policies = false;
     const char *name = get_rel_name(relid);
     refuse_system_catalog(relid);
     if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
@@ -188,13 +256,11 @@ void add_relation_oid(Collector *c, Oid relid, char relkind, bool inh, bool samp
     switch (relkind) {
         case RELKIND_RELATION:
         case RELKIND_PARTITIONED_TABLE:
-            if (check_enable_rls(relid, check_as_user, false) == RLS_ENABLED)
-                ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                                errmsg("pg_memo cannot cache queries over table %s: row level "
-                                       "security applies to it",
-                                       name),
-                                errdetail("Its policies may depend on more than the role.")));
+            // Raises PostgreSQL's own error where row_security is off.
+            policies = check_enable_rls(relid, check_as_user, false) == RLS_ENABLED;
+            if (policies) note_policies(c, relid, check_as_user, quals_in_tree);
             add_table(c, relid);
+            if (c->body_depth > 0) c->bodies_read_relations = true;
             if (inh || !has_subclass(relid)) c->relids = list_append_unique_oid(c->relids, relid);
             // A write fires only the triggers of the table it names: rows of
             // a partition or child change through its ancestors too, and a
@@ -239,6 +305,7 @@ void add_relation_oid(Collector *c, Oid relid, char relkind, bool inh, bool samp
             ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                             errmsg("pg_memo cannot cache queries over relation %s", name)));
     }
+    return policies;
 }
 
 void add_permission(Collector *c, const RelationPermission &perm) {
@@ -248,9 +315,32 @@ void add_permission(Collector *c, const RelationPermission &perm) {
     c->permissions = lappend(c->permissions, kept);
 }
 
+// The names of a table's policies, for an error raised by their expressions.
+const char *policy_names(Oid relid) {
+    Relation rel = table_open(relid, NoLock);  // locked by the rewriter
+    StringInfoData names;
+    initStringInfo(&names);
+    if (rel->rd_rsdesc) {
+        ListCell *lc;
+        foreach (lc, rel->rd_rsdesc->policies) {
+            auto *policy = static_cast<RowSecurityPolicy *>(lfirst(lc));
+            appendStringInfo(&names, "%s%s", names.len ? ", " : "", quote_identifier(policy->policy_name));
+        }
+    }
+    table_close(rel, NoLock);
+    return psprintf("table %s (%s)", get_rel_name(relid), names.data);
+}
+
 void add_relation(Collector *c, RangeTblEntry *rte) {
     RelationPermission perm = compat_relation_permission(c->query, rte);
-    add_relation_oid(c, rte->relid, rte->relkind, rte->inh, rte->tablesample != nullptr, perm.check_as_user);
+    // A SECURITY DEFINER function's statements are checked as its owner.
+    if (!OidIsValid(perm.check_as_user) && OidIsValid(c->acting_as)) perm.check_as_user = c->acting_as;
+    perm.policies_applied = add_relation_oid(c, rte->relid, rte->relkind, rte->inh, rte->tablesample != nullptr,
+                                             perm.check_as_user, true);
+    if (perm.policies_applied) {
+        c->policy_quals = rte->securityQuals;
+        c->policies_named = policy_names(rte->relid);
+    }
     add_permission(c, perm);
 }
 
@@ -270,8 +360,9 @@ void add_learned(Collector *c, const RelationPermission *learned, int n) {
         char relkind = get_rel_relkind(learned[i].relid);
         if (relkind == '\0')  // dropped since: the query cannot read it any more
             continue;
-        add_relation_oid(c, learned[i].relid, relkind, true, false, learned[i].check_as_user);
-        add_permission(c, learned[i]);
+        RelationPermission perm = learned[i];
+        perm.policies_applied = add_relation_oid(c, perm.relid, relkind, true, false, perm.check_as_user, false);
+        add_permission(c, perm);
     }
     error_context_stack = context.previous;
 }
@@ -293,8 +384,10 @@ bool note_function(Oid funcid, void *context) {
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for function %u", funcid);
     auto *proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
     if (proc->provolatile != PROVOLATILE_IMMUTABLE && !depends_only_on_keyed_settings(funcid) &&
-        !OidIsValid(c->first_mutable_function))
+        funcid != c->seen_through && !OidIsValid(c->first_mutable_function)) {
         c->first_mutable_function = funcid;
+        c->refused_in_policies = c->in_policies;
+    }
     // A SQL or PL function's body is parsed and run as the caller: EXECUTE
     // on what it calls, USAGE on what it names. A hit cannot repeat those
     // checks, so the entry depends on every role and membership change.
@@ -456,9 +549,167 @@ void note_default_arguments(Collector *c, Node *node) {
     if (defaults) collect_walker(defaults, c);
 }
 
+void refuse_clock_literals(const char *sql, List *locations);
+
+// ---- What the key holds: settings, roles, and SQL functions read through ----
+
+[[noreturn]] void refuse_setting(const char *name, const char *why, const char *hint) {
+    ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                    errmsg("pg_memo cannot cache a query that reads the setting %s", name), errdetail("%s", why),
+                    errhint("%s", hint)));
+    pg_unreachable();
+}
+
+// current_setting(name [, missing_ok]): a custom setting (app.tenant_id,
+// request.jwt.claims) named by a constant is keyed: its value at the call
+// joins the key. A built-in setting's value may be shown through a hook
+// that reads more than the setting; a name computed at run time cannot be
+// keyed before the query runs.
+void note_setting(Collector *c, const FuncExpr *expr) {
+    const Node *arg = static_cast<const Node *>(linitial(expr->args));
+    if (!IsA(arg, Const) || reinterpret_cast<const Const *>(arg)->constisnull)
+        refuse_setting("named at run time", "The cache key holds the values of the settings a query reads, "
+                                            "which must be known before it runs.",
+                       "Name the setting with a constant: current_setting('app.tenant_id').");
+    char *name = TextDatumGetCString(reinterpret_cast<const Const *>(arg)->constvalue);
+    if (!strchr(name, '.'))
+        refuse_setting(name, "pg_memo keys custom settings only, whose names have a dot (app.tenant_id).",
+                       "Pass the value as a parameter, or read it through a custom setting.");
+    c->settings = lappend(c->settings, name);
+}
+
+// The rows a SQL function's body returns, as queries rewritten for the
+// role it runs as (the caller's, or its owner's when SECURITY DEFINER),
+// with row level security applied; NIL when it is not one SELECT. *text:
+// the body's source text, or nullptr for a body parsed when it was created
+// (its constants were fixed then).
+List *sql_body(FuncExpr *expr, HeapTuple tuple, const char **body_text) {
+    *body_text = nullptr;
+    bool isnull;
+    Datum body = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosqlbody, &isnull);
+    if (!isnull) {
+        Node *n = static_cast<Node *>(stringToNode(TextDatumGetCString(body)));
+        List *stored = IsA(n, List) ? linitial_node(List, castNode(List, n)) : list_make1(n);
+        if (list_length(stored) != 1) return NIL;
+        Query *q = linitial_node(Query, stored);
+        AcquireRewriteLocks(q, true, false);
+        return pg_rewrite_query(q);
+    }
+    Datum source = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &isnull);
+    if (isnull) return NIL;
+    char *src = TextDatumGetCString(source);
+    List *raw = pg_parse_query(src);
+    if (list_length(raw) != 1 || !IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt)) return NIL;
+    SQLFunctionParseInfoPtr pinfo = prepare_sql_fn_parse_info(tuple, reinterpret_cast<Node *>(expr), expr->inputcollid);
+    *body_text = src;
+    return pg_analyze_and_rewrite_withcb(linitial_node(RawStmt, raw), src,
+                                         reinterpret_cast<ParserSetupHook>(sql_fn_parser_setup), pinfo, nullptr);
+}
+
+// Bodies read inside bodies, at most: past it the function counts as what
+// it is labelled (a recursive helper, say).
+constexpr int kMaxBodyDepth = 4;
+
+// A STABLE SQL function of the database's own that sets no setting: its
+// body is read like the query's text (a policy's helper such as auth.uid()
+// over current_setting, or a membership lookup), as the role it runs as.
+// Whatever the body calls or reads is then checked, keyed or depended on
+// as in the query. False when it cannot be read so (then it counts as
+// what it is labelled). An IMMUTABLE one is taken at its label, as
+// PostgreSQL takes it (it may fold the call when it plans), and what its
+// statements read is learned (learned_reads.hpp); the built-in ones (age())
+// are judged by their labels and stable_functions.hpp.
+bool read_sql_body(Collector *c, FuncExpr *expr) {
+    HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(expr->funcid));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for function %u", expr->funcid);
+    auto *proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
+    bool has_config = !heap_attisnull(tuple, Anum_pg_proc_proconfig, nullptr);
+    if (proc->prolang != SQLlanguageId || proc->provolatile != PROVOLATILE_STABLE || has_config ||
+        proc->prokind != PROKIND_FUNCTION || expr->funcid < FirstNormalObjectId || c->body_depth >= kMaxBodyDepth) {
+        ReleaseSysCache(tuple);
+        return false;
+    }
+    Oid runs_as = proc->prosecdef ? proc->proowner : c->acting_as;
+    Oid saved_user;
+    int saved_context;
+    GetUserIdAndSecContext(&saved_user, &saved_context);
+    const char *body_text = nullptr;
+    List *queries = NIL;
+    // Rewritten as the role it runs as: that role's policies apply.
+    if (OidIsValid(runs_as)) SetUserIdAndSecContext(runs_as, saved_context | SECURITY_LOCAL_USERID_CHANGE);
+    PG_TRY();
+    { queries = sql_body(expr, tuple, &body_text); }
+    PG_FINALLY();
+    { SetUserIdAndSecContext(saved_user, saved_context); }
+    PG_END_TRY();
+    ReleaseSysCache(tuple);
+    if (list_length(queries) != 1) return false;
+
+    Oid outer_as = c->acting_as;
+    List *outer_clock = c->clock_literals;
+    c->acting_as = runs_as;
+    c->clock_literals = NIL;  // their locations are the body's
+    c->body_depth++;
+    collect_walker(static_cast<Node *>(linitial(queries)), c);
+    c->body_depth--;
+    if (body_text) refuse_clock_literals(body_text, c->clock_literals);
+    c->clock_literals = outer_clock;
+    c->acting_as = outer_as;
+    return true;
+}
+
+// A call whose result the key settles, or whose body was read: the
+// function itself does not make the query uncacheable. current_user and
+// current_database() are in the key; session_user joins it.
+bool keyed_call(Collector *c, FuncExpr *expr) {
+    switch (expr->funcid) {
+        case F_CURRENT_SETTING_TEXT:
+        case F_CURRENT_SETTING_TEXT_BOOL: note_setting(c, expr); return true;
+        case F_CURRENT_USER:
+        case F_CURRENT_DATABASE: return true;
+        case F_SESSION_USER: c->reads_session_user = true; return true;
+        default: return read_sql_body(c, expr);
+    }
+}
+
+// CURRENT_USER and its kin, before PostgreSQL 16 made them calls: the key
+// holds the role and the database; the session user joins it. The clock's
+// (CURRENT_DATE, ...) and CURRENT_SCHEMA are not keyed.
+bool keyed_value(Collector *c, const SQLValueFunction *svf) {
+    switch (svf->op) {
+        case SVFOP_CURRENT_ROLE:
+        case SVFOP_CURRENT_USER:
+        case SVFOP_USER:
+        case SVFOP_CURRENT_CATALOG: return true;
+        case SVFOP_SESSION_USER: c->reads_session_user = true; return true;
+        default: return false;
+    }
+}
+
+void policy_context(void *arg) { errcontext("in the row level security policies of %s", static_cast<const char *>(arg)); }
+
+// The CONTEXT line of a refusal decided after the walk, for what was met in
+// a relation's policies (0: none).
+int refused_in_policies_context(const char *policies) {
+    return policies ? errcontext("in the row level security policies of %s", policies) : 0;
+}
+
 bool collect_walker(Node *node, void *context) {
     auto *c = static_cast<Collector *>(context);
     if (node == nullptr) return false;
+    if (c->policy_quals && node == reinterpret_cast<const Node *>(c->policy_quals)) {
+        // A relation's policies, next after its range table entry: an error
+        // in them names them.
+        ErrorContextCallback context{error_context_stack, policy_context, const_cast<char *>(c->policies_named)};
+        error_context_stack = &context;
+        c->policy_quals = nullptr;
+        const char *outer = c->in_policies;
+        c->in_policies = c->policies_named;
+        bool stop = expression_tree_walker(node, as_tree_walker(collect_walker), c);
+        c->in_policies = outer;
+        error_context_stack = context.previous;
+        return stop;
+    }
     if (IsA(node, Query)) {
         Query *q = reinterpret_cast<Query *>(node);
         if (q->commandType != CMD_SELECT || q->utilityStmt) refuse("statements other than SELECT");
@@ -496,8 +747,17 @@ bool collect_walker(Node *node, void *context) {
     if (IsA(node, Param)) note_value_type(c, reinterpret_cast<Param *>(node)->paramtype);
     note_row_type(c, node);
     note_default_arguments(c, node);
+    Oid outer_seen = c->seen_through;
+    c->seen_through = IsA(node, FuncExpr) && keyed_call(c, reinterpret_cast<FuncExpr *>(node))
+                          ? reinterpret_cast<FuncExpr *>(node)->funcid
+                          : InvalidOid;
     check_functions_in_node(node, note_function, context);
-    if (IsA(node, SQLValueFunction) || IsA(node, NextValueExpr)) c->mutable_expression = true;
+    c->seen_through = outer_seen;
+    if ((IsA(node, SQLValueFunction) && !keyed_value(c, reinterpret_cast<SQLValueFunction *>(node))) ||
+        IsA(node, NextValueExpr)) {
+        if (!c->mutable_expression) c->refused_in_policies = c->in_policies;
+        c->mutable_expression = true;
+    }
     return expression_tree_walker(node, as_tree_walker(collect_walker), context);
 }
 
@@ -574,6 +834,30 @@ void check_single_select(const char *query_text, char **statement) {
 }
 namespace {
 
+int compare_names(const ListCell *a, const ListCell *b) {
+    return strcmp(static_cast<const char *>(lfirst(a)), static_cast<const char *>(lfirst(b)));
+}
+
+// The settings the key must hold: sorted, without repeats, each ending in
+// '\0'; session_user under a name no custom setting has (it has no dot).
+void encode_settings(Collector *c, Analysis *out) {
+    List *names = list_copy(c->settings);
+    if (c->reads_session_user) names = lappend(names, const_cast<char *>(kSessionUserSetting));
+    list_sort(names, compare_names);
+    StringInfoData buf;
+    initStringInfo(&buf);
+    const char *previous = nullptr;
+    ListCell *lc;
+    foreach (lc, names) {
+        auto *name = static_cast<const char *>(lfirst(lc));
+        if (previous && strcmp(previous, name) == 0) continue;
+        appendBinaryStringInfo(&buf, name, int(strlen(name)) + 1);
+        previous = name;
+    }
+    out->settings = buf.len ? buf.data : nullptr;
+    out->settings_len = uint32_t(buf.len);
+}
+
 void start_collecting(Collector *c) {
     *c = Collector{};
     c->capacity = 16;
@@ -603,12 +887,14 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
                         errmsg("pg_memo cannot cache a query that calls %s, which is not IMMUTABLE",
                                format_procedure(c.first_mutable_function)),
                         errdetail("Its result could change without any write to a watched table."),
-                        errhint("%s", mutable_function_hint(c.first_mutable_function))));
+                        errhint("%s", mutable_function_hint(c.first_mutable_function)),
+                        refused_in_policies_context(c.refused_in_policies)));
     if (c.mutable_expression)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo cannot cache a query that uses CURRENT_USER, CURRENT_DATE, "
                                "nextval() or a similar non-immutable expression"),
-                        errhint("Pass such values as parameters instead.")));
+                        errhint("Pass such values as parameters instead."),
+                        refused_in_policies_context(c.refused_in_policies)));
     if (c.system_column != 0)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo cannot cache a query that reads the system column %s",
@@ -629,9 +915,10 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     // A reg* constant or parameter resolved a name to an OID when the text
     // was parsed or bound: anywhere, not only on the search path.
     if (c.resolves_names) add_slot(&c, names_slot());
-    // Roles and memberships change what a name resolves to (regrole) and
-    // which privileges the caller holds inside function bodies.
-    if (c.resolves_names || c.runs_bodies || nlearned > 0)
+    // Roles and memberships change what a name resolves to (regrole),
+    // which privileges the caller holds inside function bodies, and which
+    // policies apply to the caller (TO a role it is a member of).
+    if (c.resolves_names || c.runs_bodies || nlearned > 0 || c.applies_policies)
         add_slot(&c, roles_slot());
     // On a standby: whether the replayed records covered every commit since
     // the result was computed.
@@ -646,6 +933,9 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     out->meta = encode_privilege_checks(c.permissions, c.privileges, &out->meta_len);
     out->uncacheable = c.uncacheable;
     out->nscopes = 0;  // per statement, by scope_reads.hpp
+    encode_settings(&c, out);
+    out->applies_policies = c.applies_policies;
+    out->bodies_read_relations = c.bodies_read_relations;
     out->nrelids = uint32_t(list_length(c.relids));
     out->relids = static_cast<Oid *>(palloc(sizeof(Oid) * (out->nrelids ? out->nrelids : 1)));
     for (uint32_t i = 0; i < out->nrelids; i++) out->relids[i] = list_nth_oid(c.relids, int(i));

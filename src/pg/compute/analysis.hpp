@@ -31,7 +31,7 @@ struct ScopeRule {
     // Where a value comes from: a parameter (its number; an array of values
     // or one) or a constant, hashed when the statement was analyzed.
     struct Source {
-        int16 paramid;    // 0: a constant
+        int16 paramid;    // 0: a constant; -n: the nth of Analysis::scope_values
         bool is_array;    // the parameter holds an array of the values
         Oid type;         // the parameter's type
         uint32 hash;      // a constant's
@@ -63,10 +63,27 @@ struct Analysis {
     // The committed state the result is as of, where a registered
     // statement's snapshot names it (EntryParts::snapshot_print); 0 if not.
     uint64_t snapshot_print;
+    // The settings its expressions read, the policies of row level security
+    // included (current_setting of a custom setting, session_user): their
+    // names, sorted, each ending in '\0'. The key holds their values
+    // (call.hpp, keyed_settings.hpp). nullptr with 0 when it reads none.
+    char *settings;
+    uint32_t settings_len;
+    // Row level security applied to a relation it reads: deltas, which
+    // apply the statement's WHERE to written rows and not the policies,
+    // cannot keep its entries.
+    bool applies_policies;
+    // A SQL function it calls (a policy's helper) reads relations in its
+    // body: the body may read a scoped table outside the scope.
+    bool bodies_read_relations;
     // Per statement, every read of one table (its stamps join deps per call).
     static constexpr int kMaxScopeRules = 4;
     int nscopes;
     ScopeRule scopes[kMaxScopeRules];
+    // Values of scope rules that come from settings, as a policy's
+    // conjunct compares them (tenant_id = current_setting('app.tenant_id')::int),
+    // evaluated per call: expression trees, palloc'd.
+    List *scope_values;
 };
 
 // Checks that query is one cacheable SELECT over watched tables (ERROR if

@@ -107,6 +107,14 @@ PreparedStatement *keep_statement(const Encoded &key, SPIPlanPtr plan, const Oid
     st.analysis.relids = static_cast<Oid *>(
         MemoryContextAlloc(s->context, sizeof(Oid) * (analysis.nrelids ? analysis.nrelids : 1)));
     memcpy(st.analysis.relids, analysis.relids, sizeof(Oid) * analysis.nrelids);
+    MemoryContext outer = MemoryContextSwitchTo(s->context);
+    st.analysis.scope_values = static_cast<List *>(copyObjectImpl(analysis.scope_values));
+    MemoryContextSwitchTo(outer);
+    st.analysis.settings = nullptr;
+    if (analysis.settings_len) {
+        st.analysis.settings = static_cast<char *>(MemoryContextAlloc(s->context, analysis.settings_len));
+        memcpy(st.analysis.settings, analysis.settings, analysis.settings_len);
+    }
     st.invalidations_at = invalidations_at;
     st.context = s->context;
     st.delta_evaluator = nullptr;

@@ -57,6 +57,7 @@ extern "C" {
 #include "compat.hpp"
 #include "compute/carry.hpp"
 #include "invalidate/write_set.hpp"
+#include "compute/keyed_settings.hpp"
 #include "compute/learned_reads.hpp"
 #include "result_format.hpp"
 #include "compute/call_plans.hpp"
@@ -67,6 +68,10 @@ extern "C" {
 namespace pgmemo {
 
 namespace {
+
+// The last computation's key did not hold the settings its statement reads
+// (keyed_settings.hpp): its error is not the others' with the same key.
+bool settings_unkeyed = false;
 
 void read_generations(Analysis *analysis) {
     Generations &gens = shared_state().gens;
@@ -196,6 +201,11 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         analysis->stamped_at = 0;  // not stamped yet: an error until then is not remembered
         PreparedQuery q = prepare_query(call, analysis, invalidations_seen, path_moved);
         if (path_moved) analysis->uncacheable = Uncacheable::CatalogsChanging;  // computed, not stored
+        // Keyed with other settings than it reads (policies changed, or the
+        // backend had not analyzed it): computed for this caller alone,
+        // stored under the key that holds them (compute_and_store).
+        settings_unkeyed = !key_holds_settings_of(key, *analysis);
+        learn_settings(q.statement_key, *analysis);
 
         // A commit in progress would make the result stale as soon as it
         // lands: wait for it (on the first analysis only). What it changed
@@ -275,7 +285,8 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
         // Storing takes the store's LWLocks: safe, as they are held only
         // inside core calls, which raise no ERROR (a hit's copy allocates
         // with MCXT_ALLOC_NO_OOM), so none is held over from the error.
-        if (error_is_remembered(e->sqlerrcode) && analysis->stamped_at != 0 && storable(*analysis, false))
+        if (error_is_remembered(e->sqlerrcode) && analysis->stamped_at != 0 && storable(*analysis, false) &&
+            !settings_unkeyed)
             remember_error(shared_state(), slot, key, *analysis, e);
         ReThrowError(e);
     }
@@ -285,9 +296,12 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
 
 }  // namespace
 
+bool computed_with_unkeyed_settings() { return settings_unkeyed; }
+
 Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Counter bypass_reason,
                          uint64_t *pinned, bool wait_for_commits, bool (*waited_on)()) {
     bool bypass = bypass_reason != kCounterCount;
+    settings_unkeyed = false;
     Shared &sh = shared_state();
     if (pinned) *pinned = 0;
     Analysis analysis{};
@@ -321,8 +335,14 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Co
         // present, and may still see what this one saw. (No copy, which
         // may evict entries, for a flight no one waits on.)
         if (pinned && waited_on && !bypass && analysis.uncacheable == Uncacheable::StatementSnapshot &&
-            waited_on())
+            waited_on() && !settings_unkeyed)
             hand_to_waiters(sh, slot, key, analysis, r, *pinned);
+    } else if (settings_unkeyed) {
+        // The result is the caller's, under the settings it has now: stored
+        // under the key that holds them, never handed to a flight's waiters
+        // (their settings may differ).
+        sh.stats.add(slot, kMisses);
+        store_result(sh, slot, encode_call(call, analysis.settings, analysis.settings_len), analysis, r, nullptr);
     } else {
         sh.stats.add(slot, kMisses);
         store_result(sh, slot, key, analysis, r, pinned);

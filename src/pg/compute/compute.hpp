@@ -6,6 +6,11 @@
 
 namespace pgmemo {
 
+// Whether the last compute_and_store's key did not hold the settings its
+// statement reads (keyed_settings.hpp): its result and its error are this
+// caller's alone, not those of others with the same key.
+bool computed_with_unkeyed_settings();
+
 // Computes the call uncached, counts it, and stores the result unless
 // bypass_reason is a bypass counter (kCounterCount: none; counted with
 // kBypasses once the computation succeeded) or the result may not be

@@ -279,8 +279,10 @@ Result lead(const Call &call, const Encoded &key, uint32_t stats_slot) {
         ErrorData *edata = CopyErrorData();
         // A registered statement's error may come from a snapshot older
         // than its waiters': they compute for themselves (nothing here may
-        // raise, so its snapshot is not compared).
-        if (error_belongs_to_query(edata->sqlerrcode) && call.as_of == InvalidSnapshot)
+        // raise, so its snapshot is not compared). So may an error under
+        // settings the key did not hold (a tenant's).
+        if (error_belongs_to_query(edata->sqlerrcode) && call.as_of == InvalidSnapshot &&
+            !computed_with_unkeyed_settings())
             publish(FlightState::Failed, 0, edata->sqlerrcode, edata->message);
         else
             publish(FlightState::Abandoned, 0, 0, nullptr);

@@ -80,6 +80,9 @@ void copy_analysis(const Analysis &from, Analysis *to) {
     memcpy(to->meta, from.meta, from.meta_len);
     to->relids = static_cast<Oid *>(palloc(sizeof(Oid) * (from.nrelids ? from.nrelids : 1)));
     memcpy(to->relids, from.relids, sizeof(Oid) * from.nrelids);
+    to->scope_values = static_cast<List *>(copyObjectImpl(from.scope_values));
+    to->settings = from.settings_len ? static_cast<char *>(palloc(from.settings_len)) : nullptr;
+    if (from.settings_len) memcpy(to->settings, from.settings, from.settings_len);
 }
 
 constexpr char kCountPrefix[] = "SELECT count(*) FROM (\n";
@@ -169,11 +172,17 @@ SPIPlanPtr parse_and_analyze(const Call &call, Analysis *analysis, VarParams *vp
     Query *query = linitial_node(Query, source->query_list);
     analyze_learned(call, query, sql, learned, analysis);
     // Deltas carry a selection of one table: a function reading another
-    // would change the result without a record for it.
-    analysis->delta_relid = learned.n > 0 ? InvalidOid : delta_relation(query, call.kind);
-    // A scope too: a function reading the table would read other scopes.
+    // would change the result without a record for it. They apply its WHERE
+    // to the written rows, as the session that carries sees its settings:
+    // not for a statement that reads settings (nor for one under policies,
+    // delta_qualify.cpp).
+    analysis->delta_relid =
+        learned.n > 0 || analysis->settings_len > 0 ? InvalidOid : delta_relation(query, call.kind);
+    // A scope too: a function reading the table would read other scopes,
+    // and so may a SQL function whose body the analysis read (a policy's).
     analysis->nscopes = 0;
-    if (learned.n == 0) find_scopes(query, analysis);
+    analysis->scope_values = NIL;
+    if (learned.n == 0 && !analysis->bodies_read_relations) find_scopes(query, analysis);
     MemoryContextSwitchTo(spi_ctx);
     if (learned.serial_plan) {
         // No parallel workers: the statements a function ran in one were

@@ -13,9 +13,11 @@ extern "C" {
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -24,6 +26,7 @@ extern "C" {
 #include "compat.hpp"
 #include "counter_slots.hpp"
 #include "invalidate/scope_columns.hpp"
+#include "query_errors.hpp"
 
 namespace pgmemo {
 
@@ -85,11 +88,29 @@ bool is_scope_var(Node *node, Index rtindex, const ScopeColumns &columns, AttrNu
     return true;
 }
 
-// Adds the values of a constant (hashed now) or a parameter (per call),
-// each hashed by h (of the type the operator reads them as, h.value_type);
-// as_array: it holds an array of them. needs_every: a null value or
-// element, or an empty array, makes the rule unusable.
-bool add_source(ScopeRule *rule, const ScopeHasher &h, Node *node, bool as_array) {
+// Whether a value is computed from settings alone: constants, the settings
+// current_setting reads and the functions the analysis let through (in the
+// key, or read through: a policy's auth.uid()), with no column, parameter
+// or subquery. Its value is the same all through one call.
+bool settings_value_walker(Node *node, void *) {
+    if (!node) return false;
+    if (IsA(node, Var) || IsA(node, Param) || IsA(node, SubLink) || IsA(node, Aggref) || IsA(node, WindowFunc) ||
+        IsA(node, Query))
+        return true;
+    return expression_tree_walker(node, as_tree_walker(settings_value_walker), nullptr);
+}
+
+bool is_settings_value(Node *node) {
+    return !IsA(node, Const) && !settings_value_walker(node, nullptr) &&
+           !contain_volatile_functions(node);
+}
+
+// Adds the values of a constant (hashed now), a parameter or a value from
+// settings (per call), each hashed by h (of the type the operator reads
+// them as, h.value_type); as_array: it holds an array of them.
+// needs_every: a null value or element, or an empty array, makes the rule
+// unusable. values: where a value from settings is kept.
+bool add_source(ScopeRule *rule, const ScopeHasher &h, Node *node, bool as_array, List **values) {
     Oid type = as_array ? get_array_type(h.value_type) : h.value_type;
     if (!node || exprType(node) != type) return false;
     node = strip_relabel(node);  // a varchar parameter read as text: the same datum
@@ -122,14 +143,22 @@ bool add_source(ScopeRule *rule, const ScopeHasher &h, Node *node, bool as_array
         if (a->multidims || (rule->needs_every_value && a->elements == NIL)) return false;
         ListCell *lc;
         foreach (lc, a->elements)
-            if (!add_source(rule, h, static_cast<Node *>(lfirst(lc)), false)) return false;
+            if (!add_source(rule, h, static_cast<Node *>(lfirst(lc)), false, values)) return false;
+        return true;
+    }
+    if (is_settings_value(node) && !as_array && rule->nsources < ScopeRule::kMaxSources &&
+        list_length(*values) < PG_INT16_MAX) {
+        *values = lappend(*values, node);
+        rule->sources[rule->nsources++] =
+            ScopeRule::Source{int16(-list_length(*values)), false, type, 0, h.value_type};
         return true;
     }
     return false;
 }
 
 // col = v, v = col, col IN (...), col = ANY(v), arr @> v, v = ANY(arr).
-bool match_conjunct(Node *clause, Index rtindex, const ScopeColumns &columns, Relation rel, ScopeRule *rule) {
+bool match_conjunct(Node *clause, Index rtindex, const ScopeColumns &columns, Relation rel, ScopeRule *rule,
+                    List **values) {
     AttrNumber attnum;
     List *args;
     Oid opno, inputcollid;
@@ -164,29 +193,39 @@ bool match_conjunct(Node *clause, Index rtindex, const ScopeColumns &columns, Re
     ScopeHasher v;
     bool ok = false;
     if (!h.is_array && !array_op) {
-        ok = scope_value_hasher(h, opno, var_left, value_type, &v) && add_source(&r, v, value, false);  // col = v
+        ok = scope_value_hasher(h, opno, var_left, value_type, &v) && add_source(&r, v, value, false, values);  // col = v
     } else if (!h.is_array && array_op) {
         ok = var_left && scope_value_hasher(h, opno, true, value_type, &v) &&
-             add_source(&r, v, value, true);  // col IN (...), col = ANY(v)
+             add_source(&r, v, value, true, values);  // col IN (...), col = ANY(v)
     } else if (h.is_array && !array_op) {
         r.needs_every_value = true;
-        ok = var_left && opno == OID_ARRAY_CONTAINS_OP && add_source(&r, h, value, true);  // arr @> v
+        ok = var_left && opno == OID_ARRAY_CONTAINS_OP && add_source(&r, h, value, true, values);  // arr @> v
     } else {
         ok = !var_left && scope_value_hasher(h, opno, false, value_type, &v) &&
-             add_source(&r, v, value, false);  // v = ANY(arr)
+             add_source(&r, v, value, false, values);  // v = ANY(arr)
     }
     if (!ok || r.nsources == 0) return false;
     *rule = r;
     return true;
 }
 
-// The scope of one read of a table with scope columns, or false.
-bool scope_of_use(const RelationUse &use, Relation rel, const ScopeColumns &columns, ScopeRule *rule) {
-    if (!use.query->jointree || !use.query->jointree->quals) return false;
-    List *conjuncts = make_ands_implicit(reinterpret_cast<Expr *>(use.query->jointree->quals));
+// The scope of one read of a table with scope columns, or false: from a
+// conjunct of the selection's WHERE, or of the policies row level security
+// applies to the read (its security quals, which filter the rows first: a
+// restrictive policy's, or the only permissive one's).
+bool scope_of_use(const RelationUse &use, Relation rel, const ScopeColumns &columns, ScopeRule *rule,
+                  List **values) {
+    List *conjuncts = NIL;
+    if (use.query->jointree && use.query->jointree->quals)
+        conjuncts = make_ands_implicit(reinterpret_cast<Expr *>(use.query->jointree->quals));
     ListCell *lc;
-    foreach (lc, conjuncts)
-        if (match_conjunct(static_cast<Node *>(lfirst(lc)), use.rtindex, columns, rel, rule)) return true;
+    foreach (lc, rt_fetch(use.rtindex, use.query->rtable)->securityQuals)
+        conjuncts = list_concat(conjuncts, make_ands_implicit(static_cast<Expr *>(lfirst(lc))));
+    foreach (lc, conjuncts) {
+        List *kept = *values;
+        if (match_conjunct(static_cast<Node *>(lfirst(lc)), use.rtindex, columns, rel, rule, values)) return true;
+        *values = kept;  // a conjunct that failed half way
+    }
     return false;
 }
 
@@ -202,21 +241,49 @@ bool scopes_of_relation(Oid relid, List *uses, Analysis *analysis) {
         auto *use = static_cast<RelationUse *>(lfirst(lc));
         if (!all || use->relid != relid) continue;
         all = analysis->nscopes < Analysis::kMaxScopeRules &&
-              scope_of_use(*use, rel, columns, &analysis->scopes[analysis->nscopes++]);
+              scope_of_use(*use, rel, columns, &analysis->scopes[analysis->nscopes++], &analysis->scope_values);
     }
     table_close(rel, NoLock);
-    if (!all) analysis->nscopes = 0;
+    if (!all) {
+        analysis->nscopes = 0;
+        analysis->scope_values = NIL;
+    }
     return all;
 }
 
+// Adds the hashes of a value from settings, evaluated now, as the query
+// evaluates it in this call (its settings do not change within it). A
+// value that fails (app.tenant_id = 'abc' read as an int) may fail the
+// query too, or not (no row to compare): then the rule is not used, and the
+// query meets the failure itself.
+bool hash_settings_value(Node *expr, const ScopeHasher &h, ScopeHashes *hashes) {
+    ErrorData *error = error_of_subtransaction([&] {
+        ExprContext *econtext = CreateStandaloneExprContext();
+        ExprState *state = ExecInitExpr(reinterpret_cast<Expr *>(expr), nullptr);
+        bool isnull;
+        Datum value = ExecEvalExprSwitchContext(state, econtext, &isnull);
+        add_scope_values(h, value, isnull, hashes);
+        FreeExprContext(econtext, true);
+    });
+    if (error && error_is_interrupt(error->sqlerrcode)) ReThrowError(error);
+    return error == nullptr;
+}
+
 // The hashes of one call's values, or false when they cannot be told.
-bool hash_call_values(const ScopeRule &rule, ParamListInfo params, ScopeHashes *hashes) {
+bool hash_call_values(const ScopeRule &rule, ParamListInfo params, List *values, ScopeHashes *hashes) {
     ScopeHasher h;
     if (!scope_hasher_for(rule.column_type, rule.collation, &h)) return false;
     for (int i = 0; i < rule.nsources; i++) {
         const ScopeRule::Source &s = rule.sources[i];
         if (s.paramid == 0) {
             hashes->add(s.hash);
+            continue;
+        }
+        if (s.paramid < 0) {
+            ScopeHasher each = h;
+            if (-s.paramid > list_length(values) || !scope_hasher_as(h, s.hashed_as, &each) ||
+                !hash_settings_value(static_cast<Node *>(list_nth(values, -s.paramid - 1)), each, hashes))
+                return false;
             continue;
         }
         if (!params || s.paramid > params->numParams) return false;
@@ -253,6 +320,7 @@ void add_guarding_stamp(DepStamp *deps, uint32_t *ndeps, uint32_t slot, uint32_t
 
 void find_scopes(Query *query, Analysis *analysis) {
     analysis->nscopes = 0;
+    analysis->scope_values = NIL;
     Uses uses;
     uses_walker(reinterpret_cast<Node *>(query), &uses);
     List *tried = NIL;
@@ -271,7 +339,7 @@ void add_scope_stamps(Analysis *analysis, ParamListInfo params) {
     ScopeHashes hashes[Analysis::kMaxScopeRules];
     int total = 0;
     for (int r = 0; r < analysis->nscopes; r++) {
-        if (!hash_call_values(analysis->scopes[r], params, &hashes[r])) return;
+        if (!hash_call_values(analysis->scopes[r], params, analysis->scope_values, &hashes[r])) return;
         total += hashes[r].count;
     }
     if (total > kMaxScopeValues) return;

@@ -38,6 +38,7 @@ Datum pg_memo_count_1_2(PG_FUNCTION_ARGS);
 }
 
 #include "compute/carry.hpp"
+#include "compute/keyed_settings.hpp"
 #include "compute/learned_reads.hpp"
 #include "compute/statement_snapshot.hpp"
 #include "serve/call_options.hpp"
@@ -59,8 +60,10 @@ Served last_served = Served::Computed;
 
 // A transaction that wrote any watched table must see its own writes,
 // which no other backend's computation contains: no flights for it.
+// A key whose settings are not known yet may lack some the statement reads
+// (compute/keyed_settings.hpp): its waiters could be other tenants.
 bool flights_usable(const Encoded &key) {
-    return guc_singleflight && own_writes().count == 0 && flight_allowed(key);
+    return guc_singleflight && own_writes().count == 0 && key.settings_known && flight_allowed(key);
 }
 
 // A registered statement whose snapshot is older than the present: the
@@ -154,7 +157,7 @@ Result memoize(const Call &call) {
     sh.stats.add(slot, kCalls);
 
     Counter bypass = call.uncached ? kBypassDisabled : bypass_reason();
-    Encoded key = encode_call(call);
+    Encoded key = key_with_settings(call);
 
     if (bypass != kCounterCount) {
         last_served = Served::Bypassed;
