@@ -57,6 +57,9 @@ statement_snapshot_ignored|registered statements|tap test/t/019_registered_probe
 statement_computed_now|registered statements|regress registered|a registered statement computed with a new snapshot, not its portal'"'"'s ("Which snapshot each path uses")
 snapshot_print_loose|registered statements|tap test/t/026_registered_entries_as_of_snapshot.pl|a snapshot'"'"'s print leaves out its xmax: an entry answers a snapshot of another state ("Entries as of their snapshot")
 cursor_answers_now|registered statements|tap test/t/026_registered_entries_as_of_snapshot.pl|a cursor'"'"'s portal answers as of the call, as a simple Query'"'"'s does ("Which snapshot each path uses")
+settings_unkeyed|row level security|tap test/t/029_tenants_leak_checker.pl|the key holds no setting a policy reads: tenants of one role share entries ("Settings in the key")
+policies_unchecked|row level security|regress row_security|a hit does not check that row level security applies as it did ("Row level security")
+policy_scope_constant|row level security|tap test/t/029_tenants_leak_checker.pl|a policy'"'"'s scope value hashed as the first tenant'"'"'s, whatever the caller'"'"'s settings ("Settings in the key")
 '
 field() { awk -F'|' -v n="$2" -v f="$1" '$1 == n { print $f }' <<<"$MUTANT_TABLE"; }
 ALL=$(awk -F'|' 'NF > 1 { print $1 }' <<<"$MUTANT_TABLE" | xargs)
@@ -150,6 +153,16 @@ own_entries_trusted() {
 }
 statement_snapshot_ignored() {
   mutate "$1/src/pg/compute/statement_snapshot.hpp" 's/return call\.as_of == InvalidSnapshot \|\| sees_what_now_sees\(call\.as_of\);/return true;/'
+}
+settings_unkeyed() {
+  mutate "$1/src/pg/compute/keyed_settings.cpp" 's/if \(r && r->settings_len\) return encode_call\(call, r->settings, r->settings_len\);/if ((false) \&\& r) return encode_call(call);/' &&
+  mutate "$1/src/pg/compute/keyed_settings.cpp" 's/return key\.settings_len == analysis\.settings_len &&/return true || (key.settings_len == analysis.settings_len) ||/'
+}
+policies_unchecked() {
+  mutate "$1/src/pg/privileges.cpp" 's/return applies == \(\(item\.required_perms & kPoliciesApplied\) != 0\) && \(!applies \|\| row_security\);/return (void)applies, true;/'
+}
+policy_scope_constant() {
+  mutate "$1/src/pg/compute/scope_reads.cpp" 's/add_scope_values\(h, value, isnull, hashes\);/static Datum first = value; add_scope_values(h, first, isnull, hashes);/'
 }
 statement_computed_now() {
   mutate "$1/src/pg/compute/compute.cpp" 's/Snapshot snapshot = call\.as_of;/Snapshot snapshot = InvalidSnapshot;/'
