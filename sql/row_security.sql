@@ -279,6 +279,31 @@ SET ROLE rs_web;
 SELECT memo.count('rs.refused', 'SELECT * FROM rs_refused');
 RESET ROLE;
 
+-- An IMMUTABLE SQL helper in a policy is read through like a STABLE one
+-- (its label is not trusted where it decides who reads what); one in
+-- PL/pgSQL is refused.
+CREATE FUNCTION rs_immutable_org() RETURNS int LANGUAGE sql IMMUTABLE
+  AS $$ SELECT current_setting('app.org_id')::int $$;
+CREATE FUNCTION rs_immutable_plpgsql_org() RETURNS int LANGUAGE plpgsql IMMUTABLE
+  AS $$ BEGIN RETURN current_setting('app.org_id')::int; END $$;
+ALTER POLICY dice ON rs_refused USING (org_id = rs_immutable_org());
+INSERT INTO rs_refused SELECT g, g % 4, 'n' FROM generate_series(1, 12) g;
+BEGIN;
+SET LOCAL ROLE rs_web;
+SET LOCAL app.org_id = 1;
+SELECT rs_check('rs.immutable', 'SELECT * FROM rs_refused WHERE id > 0');
+SELECT rs_check('rs.immutable', 'SELECT * FROM rs_refused WHERE id > 0');
+SET LOCAL app.org_id = 2;
+SELECT rs_check('rs.immutable', 'SELECT * FROM rs_refused WHERE id > 0');
+SELECT rs_check('rs.immutable', 'SELECT * FROM rs_refused WHERE id > 0');
+SET LOCAL app.org_id = 1;
+SELECT rs_check('rs.immutable', 'SELECT * FROM rs_refused WHERE id > 0');
+COMMIT;
+ALTER POLICY dice ON rs_refused USING (org_id = rs_immutable_plpgsql_org());
+SET ROLE rs_web;
+SELECT memo.count('rs.refused', 'SELECT * FROM rs_refused');
+RESET ROLE;
+
 -- 13. The statement's own expressions go by the same rules: the setting
 -- and the role it reads join the key.
 SET app.org_id = 3;
@@ -289,6 +314,23 @@ SELECT rs_check('rs.own', 'SELECT * FROM rs_role WHERE org_id = current_setting(
 RESET app.org_id;
 SELECT memo.count('rs.own', 'SELECT current_user, session_user FROM rs_role') AS memo, count(*) AS uncached
   FROM rs_role;
+-- the role's name, which a rename changes at once; current_database() is
+-- refused (a renamed database bumps no counter)
+SET ROLE rs_admin;
+SELECT * FROM memo.list('rs.name', 'SELECT current_user::text FROM rs_role LIMIT 1') AS t(who text);
+SELECT * FROM memo.list('rs.name', 'SELECT current_user::text FROM rs_role LIMIT 1') AS t(who text);
+RESET ROLE;
+ALTER ROLE rs_admin RENAME TO rs_admin2;
+SET ROLE rs_admin2;
+SELECT * FROM memo.list('rs.name', 'SELECT current_user::text FROM rs_role LIMIT 1') AS t(who text);
+RESET ROLE;
+ALTER ROLE rs_admin2 RENAME TO rs_admin;
+SELECT try($$SELECT memo.count('rs.own', 'SELECT current_database() FROM rs_role')$$);
+-- a scope value computed from constants, with a call whose defaults the
+-- parser leaves out (evaluated as the executor evaluates it)
+SELECT memo.count('rs.own', 'SELECT * FROM rs_setting WHERE org_id = jsonb_array_length(jsonb_path_query_array(''[1, 2]'', ''$[*]''))')
+       AS memo, count(*) AS uncached
+  FROM rs_setting WHERE org_id = 2;
 SELECT reason, bypasses FROM memo.bypass_reasons()
  WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND cache_name LIKE 'rs.%'
    AND bypasses > 0 ORDER BY 1;
@@ -296,5 +338,6 @@ SELECT reason, bypasses FROM memo.bypass_reasons()
 DROP VIEW rs_setting_invoker, rs_role_by_admin;
 DROP TABLE rs_role, rs_setting, rs_claims, rs_member, rs_definer, rs_restrict, rs_forced, rs_members,
            rs_members_private, rs_refused;
-DROP FUNCTION rs_my_orgs(), rs_uid(), rs_make(text), rs_check(text, text), rs_plpgsql_org();
+DROP FUNCTION rs_my_orgs(), rs_uid(), rs_make(text), rs_check(text, text), rs_plpgsql_org(), rs_immutable_org(),
+              rs_immutable_plpgsql_org();
 DROP ROLE rs_web, rs_admin, rs_owner;

@@ -3,11 +3,13 @@
 
 extern "C" {
 #include "access/gin.h"
+#include "catalog/pg_authid.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "parser/parse_expr.h"
 #include "parser/parser.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/bytea.h"
 #include "utils/float.h"
@@ -84,9 +86,12 @@ constexpr char kHoldsSettings = '+';
 
 // The values of the settings named (Analysis::settings' form), as the last
 // field of a key: each name, '\0', then '\1', the value and '\0', or '\0'
-// for a setting that is not set. A setting's value as the session has it
-// now; session_user's is the role's OID.
-void append_setting_values(StringInfo buf, const char *names, uint32_t len) {
+// for a setting that does not exist. A setting's value as current_setting
+// shows it now (GetConfigOptionByName: a setting the role may not read
+// raises the error current_setting would); session_user's is the role's
+// OID. With unreadable, a setting the role may not read sets it and ends
+// the values instead (a view's check raises nothing).
+void append_setting_values(StringInfo buf, const char *names, uint32_t len, bool *unreadable = nullptr) {
     for (const char *name = names; name < names + len; name += strlen(name) + 1) {
         appendBinaryStringInfo(buf, name, int(strlen(name)) + 1);
         const char *value;
@@ -95,7 +100,12 @@ void append_setting_values(StringInfo buf, const char *names, uint32_t len) {
             snprintf(oid, sizeof oid, "%u", GetSessionUserId());
             value = oid;
         } else {
-            value = GetConfigOption(name, true, false);
+            if (unreadable && (GetConfigOptionFlags(name, true) & GUC_SUPERUSER_ONLY) &&
+                !has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS)) {
+                *unreadable = true;
+                return;
+            }
+            value = GetConfigOptionByName(name, nullptr, true);
         }
         if (!value) {
             appendStringInfoChar(buf, '\0');
@@ -286,7 +296,6 @@ Encoded remembered_error_key(const Encoded &key) {
     e.hash = pgmemo::hash_bytes(e.key, e.key_len);
     e.settings = key.settings;
     e.settings_len = key.settings_len;
-    e.settings_known = key.settings_known;
     return e;
 }
 
@@ -316,8 +325,9 @@ bool key_holds_callers_settings(const char *key, uint32_t len) {
         }
     }
     initStringInfo(&values);
-    append_setting_values(&values, names.data, uint32_t(names.len));
-    return uint32_t(values.len) == held.len && memcmp(values.data, held.data, held.len) == 0;
+    bool unreadable = false;
+    append_setting_values(&values, names.data, uint32_t(names.len), &unreadable);
+    return !unreadable && uint32_t(values.len) == held.len && memcmp(values.data, held.data, held.len) == 0;
 }
 
 Oid key_database(const char *key, uint32_t len) {

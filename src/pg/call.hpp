@@ -81,10 +81,6 @@ struct Encoded {
     // names, sorted, each ending in '\0'), or nullptr with 0.
     const char *settings = nullptr;
     uint32_t settings_len = 0;
-    // False when this backend has not analyzed the statement since it
-    // learned that statements read settings: it may read some the key does
-    // not hold (compute/keyed_settings.hpp).
-    bool settings_known = true;
 };
 
 // Reads the arguments from first on (cache_name, query, params) and the

@@ -215,6 +215,29 @@ our $watch_trigger = 'CREATE TRIGGER pg_memo_invalidate BEFORE INSERT OR UPDATE 
   . 'ALTER TABLE %s ENABLE ALWAYS TRIGGER pg_memo_invalidate;';
 
 # Every probe, for $node's PostgreSQL version and collations.
+# The tenants' roles, helpers and membership tables (idempotent: each
+# rls.tenant probe's setup starts with it).
+my $rls_tenant_roles = q{
+  DO $$ BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'adv_rt_web') THEN
+      CREATE ROLE adv_rt_web; CREATE ROLE adv_rt_admin;
+    END IF;
+  END $$;
+  REVOKE adv_rt_admin FROM adv_rt_web;
+  CREATE OR REPLACE FUNCTION adv_rt_uid() RETURNS int LANGUAGE sql STABLE
+    AS $f$ SELECT (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub')::int $f$;
+  CREATE OR REPLACE FUNCTION adv_rt_org() RETURNS int LANGUAGE sql IMMUTABLE
+    AS $f$ SELECT current_setting('app.org_id')::int $f$;
+  CREATE TABLE IF NOT EXISTS adv_rt_members (org int, member int);
+  CREATE TABLE IF NOT EXISTS adv_rt_private (org int, member int);
+  SELECT memo.watch('adv_rt_members'), memo.watch('adv_rt_private');
+  GRANT SELECT ON adv_rt_members TO adv_rt_web;
+  CREATE OR REPLACE FUNCTION adv_rt_orgs() RETURNS SETOF int LANGUAGE sql STABLE SECURITY DEFINER
+    AS $f$ SELECT org FROM adv_rt_private WHERE member = adv_rt_uid() $f$;
+  DELETE FROM adv_rt_members; INSERT INTO adv_rt_members VALUES (1, 1);
+  DELETE FROM adv_rt_private; INSERT INTO adv_rt_private VALUES (1, 1);
+};
+
 sub adversarial_probes {
     my ($node) = @_;
     my $has_icu = $node->safe_psql('postgres',
@@ -920,6 +943,52 @@ sub adversarial_probes {
             kind   => 'count', query => 'SELECT * FROM adv_rlvv',
             change => 'ALTER TABLE adv_rlvt ENABLE ROW LEVEL SECURITY; '
               . 'CREATE POLICY adv_rlvp ON adv_rlvt FOR SELECT TO adv_rlvo USING (x > 3);' },
+        # ------------------------------------------- row level security per tenant (1.3)
+        # The role and a setting of each probe's sessions make its tenant
+        # (org 1, user 1); each change moves what that tenant may read, or
+        # (inert) only another tenant's rows.
+        (map {
+            my ($n, $policy, $change, %o) = @$_;
+            my $t = "adv_rt_$n";
+            +{  name    => "rls.tenant.$n",
+                role    => 'adv_rt_web',
+                session => "SET app.org_id = '1'; SET request.jwt.claims = '{\"sub\": \"1\"}'",
+                setup   => "$rls_tenant_roles CREATE TABLE $t (x int PRIMARY KEY, org int, owner int);"
+                  . " INSERT INTO $t SELECT i, i % 3, i % 4 FROM generate_series(1, 25) i;"
+                  . " SELECT memo.watch('$t', deltas => true, scope_columns => '{org}');"
+                  . " GRANT SELECT ON $t TO adv_rt_web, adv_rt_admin; ALTER TABLE $t ENABLE ROW LEVEL SECURITY; "
+                  . sprintf($policy, $t),
+                kind    => 'count', query => "SELECT * FROM $t",
+                change  => sprintf($change, $t), %o }
+        } (
+            ['setting_own_write', "CREATE POLICY p ON %s TO adv_rt_web USING (org = current_setting('app.org_id')::int);",
+             'INSERT INTO %s VALUES (100, 1, 0);', rows_only => 1],
+            ['setting_other_write', "CREATE POLICY p ON %s TO adv_rt_web USING (org = current_setting('app.org_id')::int);",
+             'INSERT INTO %s VALUES (100, 2, 0);', rows_only => 1, inert => 1],
+            ['claims_helper', 'CREATE POLICY p ON %s TO adv_rt_web USING (owner = adv_rt_uid());',
+             'UPDATE %s SET owner = 1 WHERE x = 2;', rows_only => 1],
+            ['helper_replaced', 'CREATE POLICY p ON %s TO adv_rt_web USING (owner = adv_rt_uid());',
+             "CREATE OR REPLACE FUNCTION adv_rt_uid() RETURNS int LANGUAGE sql STABLE AS \$\$ SELECT 2 \$\$;"],
+            ['immutable_helper_replaced', 'CREATE POLICY p ON %s TO adv_rt_web USING (org = adv_rt_org());',
+             "CREATE OR REPLACE FUNCTION adv_rt_org() RETURNS int LANGUAGE sql IMMUTABLE AS \$\$ SELECT 2 \$\$;"],
+            ['membership', 'CREATE POLICY p ON %s TO adv_rt_web USING (EXISTS (SELECT 1 FROM adv_rt_members m '
+               . 'WHERE m.org = %1$s.org AND m.member = adv_rt_uid()));',
+             'INSERT INTO adv_rt_members VALUES (2, 1);'],
+            ['membership_revoked', 'CREATE POLICY p ON %s TO adv_rt_web USING (EXISTS (SELECT 1 FROM adv_rt_members m '
+               . 'WHERE m.org = %1$s.org AND m.member = adv_rt_uid()));',
+             'DELETE FROM adv_rt_members WHERE member = 1;'],
+            ['definer_helper', 'CREATE POLICY p ON %s TO adv_rt_web USING (org IN (SELECT adv_rt_orgs()));',
+             'INSERT INTO adv_rt_private VALUES (0, 1);'],
+            ['restrictive_added', "CREATE POLICY p ON %s TO adv_rt_web USING (org = current_setting('app.org_id')::int);",
+             'CREATE POLICY r ON %s AS RESTRICTIVE TO adv_rt_web USING (x > 10);'],
+            ['policy_altered', "CREATE POLICY p ON %s TO adv_rt_web USING (org = current_setting('app.org_id')::int);",
+             "ALTER POLICY p ON %s USING (org = current_setting('app.org_id')::int + 1);"],
+            ['role_granted', "CREATE POLICY p ON %s TO adv_rt_web USING (org = 1); "
+               . "CREATE POLICY a ON %1\$s TO adv_rt_admin USING (true);",
+             'GRANT adv_rt_admin TO adv_rt_web;'],
+            ['disabled', "CREATE POLICY p ON %s TO adv_rt_web USING (org = current_setting('app.org_id')::int);",
+             'ALTER TABLE %s DISABLE ROW LEVEL SECURITY;'],
+        )),
         {   name   => 'view.security_invoker',
             role   => 'adv_v1',
             setup  => 'CREATE ROLE adv_v1;' . tab('adv_v1t', 3) . q{

@@ -75,6 +75,7 @@ struct Collector {
     List *privileges;      // of PrivilegeItem *
     List *clock_literals;  // locations of constants of date/time types
     Oid first_mutable_function;
+    bool first_mutable_labelled_immutable;  // a policy's, in a language pg_memo cannot read
     bool mutable_expression;   // e.g. CURRENT_USER, nextval
     bool resolves_names;       // a reg* constant or parameter (regclass, regrole, ...)
     bool runs_bodies;          // calls a function whose body PostgreSQL checks as the caller
@@ -109,6 +110,11 @@ struct Collector {
     int body_depth;
     Oid acting_as;
     bool bodies_read_relations;
+    // An IMMUTABLE function's body read settings: the planner may fold its
+    // call into a constant, so no plan of the statement may be reused.
+    bool plan_folds_settings;
+    // current_user or session_user: names, which a role's rename changes.
+    bool reads_role_names;
     Oid seen_through;  // the function of the node being walked, when its call is keyed or its body read
 };
 
@@ -199,8 +205,10 @@ void add_table(Collector *c, Oid relid) {
     }
     if (state == WatchState::Disabled) c->uncacheable = Uncacheable::TriggersDisabled;
     // Rows and definition apart: an entry whose rows alone moved is an
-    // older answer to the same question (pg_memo.max_staleness).
-    add_slot(c, relation_slot(relid), kDataStamp);
+    // older answer to the same question (pg_memo.max_staleness). Not the
+    // rows a policy or a function's body reads (memberships): they say who
+    // may read what, which no older answer may outlive.
+    add_slot(c, relation_slot(relid), c->in_policies || c->body_depth > 0 ? 0 : kDataStamp);
     add_slot(c, definition_slot(relid));
 }
 
@@ -383,19 +391,28 @@ bool note_function(Oid funcid, void *context) {
     HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for function %u", funcid);
     auto *proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
-    if (proc->provolatile != PROVOLATILE_IMMUTABLE && !depends_only_on_keyed_settings(funcid) &&
+    // A policy decides who reads what: its own IMMUTABLE function in a
+    // procedural language (one reading current_setting, say) is not taken
+    // at its label; a SQL one is read through (read_sql_body), C and
+    // built-in ones are.
+    bool label_doubted = c->in_policies && funcid >= FirstNormalObjectId && proc->prolang != INTERNALlanguageId &&
+                         proc->prolang != ClanguageId;
+    if ((proc->provolatile != PROVOLATILE_IMMUTABLE || label_doubted) && !depends_only_on_keyed_settings(funcid) &&
         funcid != c->seen_through && !OidIsValid(c->first_mutable_function)) {
         c->first_mutable_function = funcid;
+        c->first_mutable_labelled_immutable = proc->provolatile == PROVOLATILE_IMMUTABLE;
         c->refused_in_policies = c->in_policies;
     }
     // A SQL or PL function's body is parsed and run as the caller: EXECUTE
     // on what it calls, USAGE on what it names. A hit cannot repeat those
     // checks, so the entry depends on every role and membership change.
     if (proc->prolang != INTERNALlanguageId && proc->prolang != ClanguageId) c->runs_bodies = true;
-    // The executor checks EXECUTE as the current user, in views too.
+    // The executor checks EXECUTE as the current user, in views too; in a
+    // SECURITY DEFINER body as its owner, whose grants bump the routines
+    // counter and memberships the roles counter (runs_bodies).
     bool acl_is_null;
     Datum acl = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_proacl, &acl_is_null);
-    if (!public_holds(acl, acl_is_null, true, ACL_EXECUTE))
+    if (!public_holds(acl, acl_is_null, true, ACL_EXECUTE) && !OidIsValid(c->acting_as))
         add_privilege(c, PrivilegeKind::FunctionExecute, funcid);
     ReleaseSysCache(tuple);
     return false;  // keep walking
@@ -624,8 +641,10 @@ bool read_sql_body(Collector *c, FuncExpr *expr) {
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for function %u", expr->funcid);
     auto *proc = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple));
     bool has_config = !heap_attisnull(tuple, Anum_pg_proc_proconfig, nullptr);
-    if (proc->prolang != SQLlanguageId || proc->provolatile != PROVOLATILE_STABLE || has_config ||
-        proc->prokind != PROKIND_FUNCTION || expr->funcid < FirstNormalObjectId || c->body_depth >= kMaxBodyDepth) {
+    bool immutable = proc->provolatile == PROVOLATILE_IMMUTABLE;
+    bool read = proc->provolatile == PROVOLATILE_STABLE || (immutable && c->in_policies);
+    if (proc->prolang != SQLlanguageId || !read || has_config || proc->prokind != PROKIND_FUNCTION ||
+        expr->funcid < FirstNormalObjectId || c->body_depth >= kMaxBodyDepth) {
         ReleaseSysCache(tuple);
         return false;
     }
@@ -647,11 +666,15 @@ bool read_sql_body(Collector *c, FuncExpr *expr) {
 
     Oid outer_as = c->acting_as;
     List *outer_clock = c->clock_literals;
+    int settings_before = list_length(c->settings);
+    bool session_user_before = c->reads_session_user;
     c->acting_as = runs_as;
     c->clock_literals = NIL;  // their locations are the body's
     c->body_depth++;
     collect_walker(static_cast<Node *>(linitial(queries)), c);
     c->body_depth--;
+    if (immutable && (list_length(c->settings) > settings_before || c->reads_session_user != session_user_before))
+        c->plan_folds_settings = true;
     if (body_text) refuse_clock_literals(body_text, c->clock_literals);
     c->clock_literals = outer_clock;
     c->acting_as = outer_as;
@@ -659,29 +682,28 @@ bool read_sql_body(Collector *c, FuncExpr *expr) {
 }
 
 // A call whose result the key settles, or whose body was read: the
-// function itself does not make the query uncacheable. current_user and
-// current_database() are in the key; session_user joins it.
+// function itself does not make the query uncacheable. current_user is in
+// the key; session_user joins it. (current_database() is not: a renamed
+// database bumps no counter.)
 bool keyed_call(Collector *c, FuncExpr *expr) {
     switch (expr->funcid) {
         case F_CURRENT_SETTING_TEXT:
         case F_CURRENT_SETTING_TEXT_BOOL: note_setting(c, expr); return true;
-        case F_CURRENT_USER:
-        case F_CURRENT_DATABASE: return true;
-        case F_SESSION_USER: c->reads_session_user = true; return true;
+        case F_CURRENT_USER: c->reads_role_names = true; return true;
+        case F_SESSION_USER: c->reads_session_user = c->reads_role_names = true; return true;
         default: return read_sql_body(c, expr);
     }
 }
 
 // CURRENT_USER and its kin, before PostgreSQL 16 made them calls: the key
-// holds the role and the database; the session user joins it. The clock's
-// (CURRENT_DATE, ...) and CURRENT_SCHEMA are not keyed.
+// holds the role; the session user joins it. The clock's (CURRENT_DATE,
+// ...), CURRENT_SCHEMA and CURRENT_CATALOG are not keyed.
 bool keyed_value(Collector *c, const SQLValueFunction *svf) {
     switch (svf->op) {
         case SVFOP_CURRENT_ROLE:
         case SVFOP_CURRENT_USER:
-        case SVFOP_USER:
-        case SVFOP_CURRENT_CATALOG: return true;
-        case SVFOP_SESSION_USER: c->reads_session_user = true; return true;
+        case SVFOP_USER: c->reads_role_names = true; return true;
+        case SVFOP_SESSION_USER: c->reads_session_user = c->reads_role_names = true; return true;
         default: return false;
     }
 }
@@ -882,6 +904,15 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     collect_walker(reinterpret_cast<Node *>(query), &c);
     add_learned(&c, learned, nlearned);
 
+    if (OidIsValid(c.first_mutable_function) && c.first_mutable_labelled_immutable)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("pg_memo cannot cache a query whose row level security policies call %s",
+                               format_procedure(c.first_mutable_function)),
+                        errdetail("A policy decides who reads what: pg_memo does not take its functions' "
+                                  "IMMUTABLE label on trust, and cannot read a body in this language."),
+                        errhint("Write the function in SQL, whose body pg_memo reads, or read the setting in "
+                                "the policy itself."),
+                        refused_in_policies_context(c.refused_in_policies)));
     if (OidIsValid(c.first_mutable_function))
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("pg_memo cannot cache a query that calls %s, which is not IMMUTABLE",
@@ -918,7 +949,8 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     // Roles and memberships change what a name resolves to (regrole),
     // which privileges the caller holds inside function bodies, and which
     // policies apply to the caller (TO a role it is a member of).
-    if (c.resolves_names || c.runs_bodies || nlearned > 0 || c.applies_policies)
+    // The names current_user and session_user return change with a rename.
+    if (c.resolves_names || c.runs_bodies || nlearned > 0 || c.applies_policies || c.reads_role_names)
         add_slot(&c, roles_slot());
     // On a standby: whether the replayed records covered every commit since
     // the result was computed.
@@ -936,6 +968,7 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     encode_settings(&c, out);
     out->applies_policies = c.applies_policies;
     out->bodies_read_relations = c.bodies_read_relations;
+    out->plan_folds_settings = c.plan_folds_settings;
     out->nrelids = uint32_t(list_length(c.relids));
     out->relids = static_cast<Oid *>(palloc(sizeof(Oid) * (out->nrelids ? out->nrelids : 1)));
     for (uint32_t i = 0; i < out->nrelids; i++) out->relids[i] = list_nth_oid(c.relids, int(i));

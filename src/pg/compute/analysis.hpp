@@ -69,6 +69,9 @@ struct Analysis {
     // (call.hpp, keyed_settings.hpp). nullptr with 0 when it reads none.
     char *settings;
     uint32_t settings_len;
+    // The call's key did not hold exactly these settings (keyed_settings.hpp):
+    // the result is stored under the key that does, and shared with nobody.
+    bool settings_unkeyed;
     // Row level security applied to a relation it reads: deltas, which
     // apply the statement's WHERE to written rows and not the policies,
     // cannot keep its entries.
@@ -76,6 +79,10 @@ struct Analysis {
     // A SQL function it calls (a policy's helper) reads relations in its
     // body: the body may read a scoped table outside the scope.
     bool bodies_read_relations;
+    // An IMMUTABLE SQL function read through in a policy reads settings: a
+    // plan may hold its call folded into a constant, one tenant's value, so
+    // the statement is planned anew on every miss.
+    bool plan_folds_settings;
     // Per statement, every read of one table (its stamps join deps per call).
     static constexpr int kMaxScopeRules = 4;
     int nscopes;

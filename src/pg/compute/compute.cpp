@@ -69,9 +69,11 @@ namespace pgmemo {
 
 namespace {
 
-// The last computation's key did not hold the settings its statement reads
-// (keyed_settings.hpp): its error is not the others' with the same key.
-bool settings_unkeyed = false;
+// Whether the last compute_and_store's key did not hold the settings its
+// statement reads (keyed_settings.hpp): its error is not the others' with
+// the same key. Set when it ends, from its own analysis: a memo call made
+// inside its computation has its own.
+bool last_settings_unkeyed = false;
 
 void read_generations(Analysis *analysis) {
     Generations &gens = shared_state().gens;
@@ -204,7 +206,7 @@ Result compute(const Call &call, const Encoded &key, Analysis *analysis, bool by
         // Keyed with other settings than it reads (policies changed, or the
         // backend had not analyzed it): computed for this caller alone,
         // stored under the key that holds them (compute_and_store).
-        settings_unkeyed = !key_holds_settings_of(key, *analysis);
+        analysis->settings_unkeyed = !key_holds_settings_of(key, *analysis);
         learn_settings(q.statement_key, *analysis);
 
         // A commit in progress would make the result stale as soon as it
@@ -286,7 +288,7 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
         // inside core calls, which raise no ERROR (a hit's copy allocates
         // with MCXT_ALLOC_NO_OOM), so none is held over from the error.
         if (error_is_remembered(e->sqlerrcode) && analysis->stamped_at != 0 && storable(*analysis, false) &&
-            !settings_unkeyed)
+            !analysis->settings_unkeyed)
             remember_error(shared_state(), slot, key, *analysis, e);
         ReThrowError(e);
     }
@@ -296,12 +298,12 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
 
 }  // namespace
 
-bool computed_with_unkeyed_settings() { return settings_unkeyed; }
+bool computed_with_unkeyed_settings() { return last_settings_unkeyed; }
 
 Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Counter bypass_reason,
                          uint64_t *pinned, bool wait_for_commits, bool (*waited_on)()) {
     bool bypass = bypass_reason != kCounterCount;
-    settings_unkeyed = false;
+    last_settings_unkeyed = false;
     Shared &sh = shared_state();
     if (pinned) *pinned = 0;
     Analysis analysis{};
@@ -317,10 +319,12 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Co
     }
     PG_CATCH();
     {
+        last_settings_unkeyed = analysis.settings_unkeyed;
         sh.stats.add(slot, kFailures);
         PG_RE_THROW();
     }
     PG_END_TRY();
+    last_settings_unkeyed = analysis.settings_unkeyed;
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
     sh.stats.add(slot, kComputations);
@@ -335,9 +339,9 @@ Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Co
         // present, and may still see what this one saw. (No copy, which
         // may evict entries, for a flight no one waits on.)
         if (pinned && waited_on && !bypass && analysis.uncacheable == Uncacheable::StatementSnapshot &&
-            waited_on() && !settings_unkeyed)
+            waited_on() && !analysis.settings_unkeyed)
             hand_to_waiters(sh, slot, key, analysis, r, *pinned);
-    } else if (settings_unkeyed) {
+    } else if (analysis.settings_unkeyed) {
         // The result is the caller's, under the settings it has now: stored
         // under the key that holds them, never handed to a flight's waiters
         // (their settings may differ).

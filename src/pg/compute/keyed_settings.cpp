@@ -9,55 +9,55 @@ namespace pgmemo {
 
 namespace {
 
-// Few: a backend runs a handful of statements over tables with policies;
-// beyond that the oldest is replaced (its next call is keyed without
-// settings known, and computes once without storing).
+// A backend runs a handful of statements over tables whose policies read
+// settings; past this many, the oldest learned is forgotten (its next call
+// is keyed without settings, computes and stores under its own key, and
+// learns them again).
 constexpr int kRemembered = 64;
 
 struct StatementSettings {
     uint64 statement_hash;  // encode_statement's hash; 0: a free slot
-    char *settings;         // in TopMemoryContext, or nullptr
+    char *settings;         // in TopMemoryContext
     uint32_t settings_len;
 };
 StatementSettings remembered[kRemembered];
 int next_victim = 0;
-// Until a statement reads a setting, no statement does: keys need no
-// lookup here, and every one is known to hold what it must (none).
-bool settings_read = false;
+int nremembered = 0;  // none until a statement reads settings: no lookup here
 
 StatementSettings *find(uint64 statement_hash) {
-    for (auto &r : remembered)
-        if (r.statement_hash == statement_hash) return &r;
+    for (int i = 0; i < kRemembered; i++)
+        if (remembered[i].statement_hash == statement_hash && remembered[i].settings) return &remembered[i];
     return nullptr;
+}
+
+void forget(StatementSettings *r) {
+    pfree(r->settings);
+    *r = StatementSettings{0, nullptr, 0};
+    nremembered--;
 }
 
 }  // namespace
 
 Encoded key_with_settings(const Call &call) {
-    if (!settings_read) return encode_call(call);
-    const StatementSettings *r = find(encode_statement(call).hash);
-    if (r && r->settings_len) return encode_call(call, r->settings, r->settings_len);
-    Encoded key = encode_call(call);
-    key.settings_known = r != nullptr;
-    return key;
+    const StatementSettings *r = nremembered ? find(encode_statement(call).hash) : nullptr;
+    return r ? encode_call(call, r->settings, r->settings_len) : encode_call(call);
 }
 
 void learn_settings(const Encoded &statement_key, const Analysis &analysis) {
-    if (!settings_read && analysis.settings_len == 0) return;
-    settings_read = true;
-    StatementSettings *r = find(statement_key.hash);
-    if (!r) {
-        r = &remembered[next_victim];
-        next_victim = (next_victim + 1) % kRemembered;
-        r->statement_hash = statement_key.hash;
-    }
-    if (r->settings) pfree(r->settings);
-    r->settings = nullptr;
+    StatementSettings *r = nremembered ? find(statement_key.hash) : nullptr;
+    if (r && r->settings_len == analysis.settings_len &&
+        memcmp(r->settings, analysis.settings, analysis.settings_len) == 0)
+        return;
+    if (r) forget(r);
+    if (analysis.settings_len == 0) return;
+    r = &remembered[next_victim];
+    next_victim = (next_victim + 1) % kRemembered;
+    if (r->settings) forget(r);
+    r->settings = static_cast<char *>(MemoryContextAlloc(TopMemoryContext, analysis.settings_len));
+    memcpy(r->settings, analysis.settings, analysis.settings_len);
     r->settings_len = analysis.settings_len;
-    if (analysis.settings_len) {
-        r->settings = static_cast<char *>(MemoryContextAlloc(TopMemoryContext, analysis.settings_len));
-        memcpy(r->settings, analysis.settings, analysis.settings_len);
-    }
+    r->statement_hash = statement_key.hash;
+    nremembered++;
 }
 
 bool key_holds_settings_of(const Encoded &key, const Analysis &analysis) {

@@ -2,18 +2,20 @@
 // level security policies' included (current_setting('app.tenant_id'),
 // session_user). Their values join the key, so that two tenants sharing a
 // role never share an entry, a flight or a remembered error
-// (docs/consistency.md, "Settings in the key").
+// (docs/consistency.md, "Settings in the key: what each backend knows").
 //
 // Which settings a statement reads is known only once it is analyzed, on
 // the miss path, while the key is needed before the lookup. This backend
-// remembers, per statement, what its last analysis read, and keys calls
-// with that. A call keyed with other settings than its computation's
-// analysis reads (the first since the backend learned, or a policy changed
-// since) stores nothing, remembers no error and shares nothing with a
-// flight's waiters. The entries found are always right: an entry is stored
-// only under a key that holds what its own analysis read, with the values
-// its computation ran with, and the policies, functions and roles that
-// analysis went by are among its dependencies.
+// remembers, for the statements that read settings, what its last analysis
+// read, and keys their calls with that; other statements (and those it
+// forgot) are keyed without settings. A call keyed with other settings
+// than its computation's analysis reads (the first in this backend, or a
+// policy changed since) stores its result under the key that does hold
+// them, remembers no error and shares nothing with a flight's waiters
+// (compute.hpp, computed_with_unkeyed_settings). So an entry is stored only
+// under a key that holds what its own analysis read, with the values its
+// computation ran with; the policies, functions and roles that analysis
+// went by are among its dependencies.
 #pragma once
 
 #include "call.hpp"
@@ -22,8 +24,7 @@
 namespace pgmemo {
 
 // The call's key, holding the values of the settings its statement read
-// when this backend last analyzed it (Encoded::settings_known false if it
-// has not since any statement read settings).
+// when this backend last analyzed it.
 Encoded key_with_settings(const Call &call);
 
 // Notes what the statement (statement_key: encode_statement's) read, from

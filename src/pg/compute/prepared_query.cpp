@@ -230,7 +230,7 @@ PreparedQuery prepare_query(const Call &call, Analysis *analysis, uint64 invalid
     }
     SPIPlanPtr plan = parse_and_analyze(call, analysis, &vp, caller_ctx, learned);
     ParamListInfo params = bind_parameters(call, vp);
-    if (reuse && analysis->uncacheable == Uncacheable::No)
+    if (reuse && analysis->uncacheable == Uncacheable::No && !analysis->plan_folds_settings)
         kept = keep_statement(statement_key, plan, vp.types, vp.count, *analysis, invalidations_seen);
     // Per call, after the statement kept its analysis: the values' scopes.
     MemoryContext spi_ctx = MemoryContextSwitchTo(caller_ctx);

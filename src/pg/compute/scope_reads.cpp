@@ -222,9 +222,9 @@ bool scope_of_use(const RelationUse &use, Relation rel, const ScopeColumns &colu
     foreach (lc, rt_fetch(use.rtindex, use.query->rtable)->securityQuals)
         conjuncts = list_concat(conjuncts, make_ands_implicit(static_cast<Expr *>(lfirst(lc))));
     foreach (lc, conjuncts) {
-        List *kept = *values;
+        int kept = list_length(*values);
         if (match_conjunct(static_cast<Node *>(lfirst(lc)), use.rtindex, columns, rel, rule, values)) return true;
-        *values = kept;  // a conjunct that failed half way
+        *values = list_truncate(*values, kept);  // a conjunct that failed half way
     }
     return false;
 }
@@ -259,7 +259,10 @@ bool scopes_of_relation(Oid relid, List *uses, Analysis *analysis) {
 bool hash_settings_value(Node *expr, const ScopeHasher &h, ScopeHashes *hashes) {
     ErrorData *error = error_of_subtransaction([&] {
         ExprContext *econtext = CreateStandaloneExprContext();
-        ExprState *state = ExecInitExpr(reinterpret_cast<Expr *>(expr), nullptr);
+        // Planned as the executor needs it: a call's default arguments
+        // filled in (the parser leaves them out), SQL functions inlined.
+        Expr *planned = expression_planner(static_cast<Expr *>(copyObjectImpl(expr)));
+        ExprState *state = ExecInitExpr(planned, nullptr);
         bool isnull;
         Datum value = ExecEvalExprSwitchContext(state, econtext, &isnull);
         add_scope_values(h, value, isnull, hashes);

@@ -21,6 +21,7 @@ extern "C" {
 #include "commands/trigger.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/rls.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(pg_memo_list);
@@ -60,10 +61,10 @@ Served last_served = Served::Computed;
 
 // A transaction that wrote any watched table must see its own writes,
 // which no other backend's computation contains: no flights for it.
-// A key whose settings are not known yet may lack some the statement reads
-// (compute/keyed_settings.hpp): its waiters could be other tenants.
+// With row_security off, a query under policies fails for this session
+// alone (the key does not hold the setting): its error is not its waiters'.
 bool flights_usable(const Encoded &key) {
-    return guc_singleflight && own_writes().count == 0 && key.settings_known && flight_allowed(key);
+    return guc_singleflight && own_writes().count == 0 && row_security && flight_allowed(key);
 }
 
 // A registered statement whose snapshot is older than the present: the
