@@ -300,6 +300,26 @@ Result compute_remembering_errors(const Call &call, const Encoded &key, uint32_t
 
 bool computed_with_unkeyed_settings() { return last_settings_unkeyed; }
 
+bool learn_statement_settings(const Call &call, uint32_t slot) {
+    AcceptInvalidationMessages();
+    uint64 invalidations_seen = SharedInvalidMessageCounter;
+    Analysis analysis{};
+    PG_TRY();
+    {
+        PreparedQuery q = prepare_query(call, &analysis, invalidations_seen, !same_search_path(call));
+        learn_settings(q.statement_key, analysis);
+        SPI_finish();
+    }
+    PG_CATCH();
+    {
+        // The refusal the computation would have met, counted as its.
+        shared_state().stats.add(slot, kFailures);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    return analysis.settings_len > 0;
+}
+
 Result compute_and_store(const Call &call, const Encoded &key, uint32_t slot, Counter bypass_reason,
                          uint64_t *pinned, bool wait_for_commits, bool (*waited_on)()) {
     bool bypass = bypass_reason != kCounterCount;

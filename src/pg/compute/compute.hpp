@@ -6,6 +6,13 @@
 
 namespace pgmemo {
 
+// Analyzes the call's statement (kept for the computation that may follow,
+// as prepare_query keeps it) to learn which settings it reads
+// (keyed_settings.hpp); true if it reads some. Raises what the
+// computation would raise of the analysis (counted in stats_slot's
+// failures, as the computation's would be).
+bool learn_statement_settings(const Call &call, uint32_t stats_slot);
+
 // Whether the last compute_and_store's key did not hold the settings its
 // statement reads (keyed_settings.hpp): its result and its error are this
 // caller's alone, not those of others with the same key.

@@ -27,6 +27,18 @@ namespace pgmemo {
 // when this backend last analyzed it.
 Encoded key_with_settings(const Call &call);
 
+// Whether this backend has not analyzed the call's statement (or forgot
+// it), once some backend met a statement that reads settings: a miss then
+// learns its settings first (compute.hpp, learn_statement_settings), so
+// that a new backend's first call finds the tenant's entry instead of
+// computing it.
+bool settings_unknown(const Call &call);
+
+// The flag in shared memory that a statement reading settings was met
+// (a part of pg_memo's region: shared_state.hpp).
+size_t keyed_settings_shared_size();
+void keyed_settings_attach(char *mem, bool initialize);
+
 // Notes what the statement (statement_key: encode_statement's) read, from
 // its analysis, for the next calls' keys.
 void learn_settings(const Encoded &statement_key, const Analysis &analysis);

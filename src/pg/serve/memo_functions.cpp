@@ -90,6 +90,22 @@ bool served_as_of_snapshot(const Call &call, const Encoded &key, uint32_t slot, 
 // singleflight is on) and store when allowed.
 Result miss_path(const Call &call, const Encoded &key, uint32_t slot, CopyOutSink &sink, LookupStatus status) {
     Shared &sh = shared_state();
+    // A statement this backend has not analyzed may read settings the key
+    // does not hold (a policy's): learned first, then the tenant's own key
+    // looked up, as a backend that knew would have.
+    if (key.settings_len == 0 && status != LookupStatus::OwnWrites && settings_unknown(call) &&
+        learn_statement_settings(call, slot)) {
+        Encoded keyed = key_with_settings(call);
+        CopyOutSink keyed_sink;
+        keyed_sink.want_stale = true;
+        LookupStatus keyed_status = sh.store.lookup(keyed.hash, keyed.key, keyed.key_len, own_writes(), keyed_sink);
+        if (keyed_status == LookupStatus::Hit && privileges_still_hold(keyed_sink.meta, keyed_sink.meta_len)) {
+            sh.stats.add(slot, kHits);
+            last_served = Served::Hit;
+            return Result{keyed_sink.payload, keyed_sink.payload_len};
+        }
+        return miss_path(call, keyed, slot, keyed_sink, keyed_status);
+    }
     // An entry kept by deltas that only needs carrying forward: this call
     // carries it: routing carries through flights cut read throughput to a
     // fifth under 100 writes/s (bench/directory_writes.sh).
