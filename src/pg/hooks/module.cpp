@@ -50,8 +50,8 @@ void _PG_init(void) {
     pgmemo::add_shared_region_part({pgmemo::commit_counts_shared_size, pgmemo::commit_counts_attach});
     pgmemo::add_shared_region_part({pgmemo::learned_reads_shared_size, pgmemo::learned_reads_attach});
     pgmemo::add_shared_region_part({pgmemo::shapes_shared_size, pgmemo::shapes_attach});
-    pgmemo::add_shared_region_part({pgmemo::warm_restart_shared_size, pgmemo::warm_restart_attach});
     pgmemo::add_shared_region_part({pgmemo::keyed_settings_shared_size, pgmemo::keyed_settings_attach});
+    pgmemo::add_shared_region_part({pgmemo::warm_restart_shared_size, pgmemo::warm_restart_attach});
     pgmemo::shmem_request_before_memo = shmem_request_hook;
     shmem_request_hook = pgmemo::request_shared_memory;
     pgmemo::shmem_startup_before_memo = shmem_startup_hook;

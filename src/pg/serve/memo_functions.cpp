@@ -85,27 +85,19 @@ bool served_as_of_snapshot(const Call &call, const Encoded &key, uint32_t slot, 
     return true;
 }
 
+Result serve_by_key(const Call &call, const Encoded &key, uint32_t slot);
+
 // After a lookup that found no current entry (status, copied into sink):
 // carry an entry kept by deltas forward, or compute (through a flight when
 // singleflight is on) and store when allowed.
 Result miss_path(const Call &call, const Encoded &key, uint32_t slot, CopyOutSink &sink, LookupStatus status) {
     Shared &sh = shared_state();
     // A statement this backend has not analyzed may read settings the key
-    // does not hold (a policy's): learned first, then the tenant's own key
-    // looked up, as a backend that knew would have.
+    // does not hold (a policy's): learned first, then served by the key
+    // that holds them from the lookup on, as by a backend that knew.
     if (key.settings_len == 0 && status != LookupStatus::OwnWrites && settings_unknown(call) &&
-        learn_statement_settings(call, slot)) {
-        Encoded keyed = key_with_settings(call);
-        CopyOutSink keyed_sink;
-        keyed_sink.want_stale = true;
-        LookupStatus keyed_status = sh.store.lookup(keyed.hash, keyed.key, keyed.key_len, own_writes(), keyed_sink);
-        if (keyed_status == LookupStatus::Hit && privileges_still_hold(keyed_sink.meta, keyed_sink.meta_len)) {
-            sh.stats.add(slot, kHits);
-            last_served = Served::Hit;
-            return Result{keyed_sink.payload, keyed_sink.payload_len};
-        }
-        return miss_path(call, keyed, slot, keyed_sink, keyed_status);
-    }
+        learn_statement_settings(call, slot))
+        return serve_by_key(call, key_with_settings(call), slot);
     // An entry kept by deltas that only needs carrying forward: this call
     // carries it: routing carries through flights cut read throughput to a
     // fifth under 100 writes/s (bench/directory_writes.sh).
@@ -180,7 +172,13 @@ Result memoize(const Call &call) {
         last_served = Served::Bypassed;
         return compute_and_store(call, key, slot, bypass, nullptr);
     }
+    return serve_by_key(call, key, slot);
+}
 
+// The call served by its key: a hit, an entry as of a registered
+// statement's snapshot, an older answer, or the miss path.
+Result serve_by_key(const Call &call, const Encoded &key, uint32_t slot) {
+    Shared &sh = shared_state();
     CopyOutSink sink;
     sink.want_stale = true;
     sink.want_older = older_answers_wanted();
