@@ -1035,10 +1035,18 @@ sub adversarial_probes {
             change => 'REVOKE SELECT ON adv_v5t FROM adv_v5o;' },
 
         # ---------------------------------------------------------------- functions
+        # (1.3) A STABLE SQL function is read through: one whose body reads
+        # only its arguments stays cacheable, one that reads the clock is
+        # refused.
         {   name   => 'func.immutable_to_stable',
             setup  => q{CREATE FUNCTION adv_f1(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1';} . tab('adv_f1t', 5),
             kind   => 'count', query => 'SELECT * FROM adv_f1t WHERE adv_f1(x) > 2',
-            change => 'ALTER FUNCTION adv_f1(int) STABLE;', refuse_after => '0A000' },
+            change => 'ALTER FUNCTION adv_f1(int) STABLE;', inert => 1 },
+        {   name   => 'func.stable_body_reads_clock',
+            setup  => q{CREATE FUNCTION adv_f1c(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1';} . tab('adv_f1ct', 5),
+            kind   => 'count', query => 'SELECT * FROM adv_f1ct WHERE adv_f1c(x) > 2',
+            change => q{CREATE OR REPLACE FUNCTION adv_f1c(int) RETURNS int STABLE LANGUAGE sql
+                          AS 'SELECT $1 + 0 * extract(day FROM now())::int';}, refuse_after => '0A000' },
         {   name   => 'func.body_replaced',
             setup  => q{CREATE FUNCTION adv_f2(int) RETURNS int IMMUTABLE LANGUAGE sql AS 'SELECT $1';} . tab('adv_f2t', 5),
             kind   => 'count', query => 'SELECT * FROM adv_f2t WHERE adv_f2(x) > 2',
