@@ -966,7 +966,6 @@ void analyze_query(Query *query, const char *sql, const Oid *search_path, int se
     out->uncacheable = c.uncacheable;
     out->nscopes = 0;  // per statement, by scope_reads.hpp
     encode_settings(&c, out);
-    out->applies_policies = c.applies_policies;
     out->bodies_read_relations = c.bodies_read_relations;
     out->plan_folds_settings = c.plan_folds_settings;
     out->nrelids = uint32_t(list_length(c.relids));

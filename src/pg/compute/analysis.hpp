@@ -72,10 +72,6 @@ struct Analysis {
     // The call's key did not hold exactly these settings (keyed_settings.hpp):
     // the result is stored under the key that does, and shared with nobody.
     bool settings_unkeyed;
-    // Row level security applied to a relation it reads: deltas, which
-    // apply the statement's WHERE to written rows and not the policies,
-    // cannot keep its entries.
-    bool applies_policies;
     // A SQL function it calls (a policy's helper) reads relations in its
     // body: the body may read a scoped table outside the scope.
     bool bodies_read_relations;
