@@ -988,6 +988,8 @@ sub adversarial_probes {
              'GRANT adv_rt_admin TO adv_rt_web;'],
             ['disabled', "CREATE POLICY p ON %s TO adv_rt_web USING (org = current_setting('app.org_id')::int);",
              'ALTER TABLE %s DISABLE ROW LEVEL SECURITY;'],
+            ['session_user', "CREATE POLICY p ON %s TO adv_rt_web USING (org = 1 AND session_user = 'adv_rt_web');",
+             'INSERT INTO %s VALUES (100, 1, 0);', rows_only => 1, auth => 'session'],
         )),
         {   name   => 'view.security_invoker',
             role   => 'adv_v1',
