@@ -11,9 +11,8 @@ namespace pgmemo {
 namespace {
 
 // A backend runs a handful of statements over tables whose policies read
-// settings; past this many, the oldest learned is forgotten (its next call
-// is keyed without settings, computes and stores under its own key, and
-// learns them again).
+// settings; past this many, the oldest learned is forgotten (its next miss
+// learns them again: settings_unknown).
 constexpr int kRemembered = 64;
 
 struct StatementSettings {
@@ -26,7 +25,7 @@ int next_victim = 0;
 int nremembered = 0;  // none until a statement reads settings: no lookup here
 
 // The statements this backend analyzed that read none, by hash, so that a
-// miss learns each statement once (learn_settings_before_computing).
+// miss learns each statement once (settings_unknown).
 constexpr int kReadingNone = 256;
 uint64 reading_none[kReadingNone];
 int next_none = 0;
